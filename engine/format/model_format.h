@@ -1,0 +1,104 @@
+// The Magnetar model file (.mgn): one file is the whole model.
+//
+// Goals: the kernels read tensor data in place (mapped or read into memory), so every tensor
+// starts on a 64-byte boundary; the loader can validate everything against the file size before
+// use; the forward pass needs nothing but this file. Non-goals: editing in place, streaming
+// over a network, architectures other than those in Architecture.
+//
+// Layout (all little-endian), described in docs/MODEL_FORMAT.md:
+//   FileHeader (512 bytes) | TensorEntry[n_tensors] | tokenizer bytes | chat template text |
+//   padding | tensor data, each tensor 64-byte aligned.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+namespace magnetar::format {
+
+inline constexpr char kMagic[8] = {'M', 'A', 'G', 'N', 'E', 'T', 'A', 'R'};
+inline constexpr uint32_t kVersion = 1;
+inline constexpr uint64_t kAlignment = 64;
+inline constexpr int kMaxEogIds = 8;
+inline constexpr int kMaxTensorName = 64;
+
+enum class DType : uint32_t { F32 = 0, F16 = 1, Q8_0 = 2, Q4_0 = 3 };
+
+enum class Activation : uint32_t { Silu = 0, GeluTanh = 1 };
+
+enum HeaderFlags : uint32_t {
+  kFlagTiedEmbeddings = 1u << 0,  // no "output" tensor: the LM head is tok_embeddings
+  kFlagEmbedScaleSqrtDim = 1u << 1,  // Gemma: embeddings × sqrt(dim)
+  kFlagAddBos = 1u << 2,             // prompts start with BOS
+  kFlagPostNorms = 1u << 3,          // Gemma 2: post-attention and post-FFN norms
+};
+
+struct FileHeader {
+  char magic[8];
+  uint32_t version;
+  uint32_t header_bytes;  // sizeof(FileHeader)
+  uint32_t architecture;  // magnetar::Architecture
+  uint32_t flags;         // HeaderFlags
+  uint32_t n_layers;
+  uint32_t dim;           // hidden size
+  uint32_t hidden_dim;    // feed-forward size
+  uint32_t n_heads;
+  uint32_t n_kv_heads;
+  uint32_t head_dim;
+  uint32_t vocab_size;
+  uint32_t max_context;
+  uint32_t activation;    // Activation
+  uint32_t sliding_window;          // 0 = none
+  uint32_t sliding_window_period;   // layer i slides when i % period == 0 (0 = none)
+  uint32_t chat_template_kind;      // magnetar::ChatTemplate
+  float norm_eps;
+  float rope_theta;
+  float query_scale;      // multiplies q·k (1/sqrt(head_dim) or 1/sqrt(query_pre_attn_scalar))
+  float attn_softcap;     // 0 = off
+  float final_softcap;    // 0 = off
+  int32_t bos_id;
+  int32_t n_eog_ids;
+  int32_t eog_ids[kMaxEogIds];
+  uint32_t n_tensors;
+  uint32_t reserved0;
+  uint32_t reserved1;  // keeps the 64-bit fields 8-byte aligned with no implicit padding
+  uint64_t tensor_table_offset;
+  uint64_t tokenizer_offset;   // SentencePiece ModelProto bytes
+  uint64_t tokenizer_bytes;
+  uint64_t template_offset;    // chat_template text from tokenizer_config.json (informational)
+  uint64_t template_bytes;
+  uint64_t data_offset;        // first tensor byte; 64-byte aligned
+  uint64_t file_bytes;         // total size; a shorter file is truncated
+  uint8_t reserved[512 - 200];
+};
+static_assert(sizeof(FileHeader) == 512, "FileHeader must stay 512 bytes");
+static_assert(offsetof(FileHeader, tensor_table_offset) == 144, "FileHeader layout changed");
+
+struct TensorEntry {
+  char name[kMaxTensorName];  // NUL-terminated
+  uint32_t dtype;             // DType
+  uint32_t n_dims;            // 1 or 2
+  uint64_t shape[2];          // shape[0] = rows (outer), shape[1] = cols (inner, contiguous)
+  uint64_t offset;            // absolute file offset, 64-byte aligned
+  uint64_t bytes;
+  uint64_t reserved;
+};
+static_assert(sizeof(TensorEntry) == 112, "TensorEntry layout changed");
+
+// Bytes of a [rows, cols] tensor of this type (cols must be a block multiple for quantized types).
+uint64_t tensor_bytes(DType dtype, uint64_t rows, uint64_t cols);
+const char* dtype_name(DType dtype);
+bool dtype_is_valid(uint32_t dtype);
+
+inline uint64_t align_up(uint64_t x, uint64_t a) { return (x + a - 1) / a * a; }
+
+// Canonical tensor names. Per layer "layers.<i>.<name>".
+//   tok_embeddings [vocab, dim]          output_norm [dim] (F32)
+//   output [vocab, dim] (absent when tied)
+//   layers.i.attn_norm [dim] (F32)        layers.i.wqkv [(n_heads + 2 n_kv_heads) head_dim, dim]
+//   layers.i.wo [dim, n_heads head_dim]   layers.i.ffn_norm [dim] (F32)
+//   layers.i.w_gate_up [2 hidden, dim]    (gate rows, then up rows)
+//   layers.i.w_down [dim, hidden]
+//   Gemma 2 only: layers.i.post_attn_norm, layers.i.post_ffn_norm [dim] (F32)
+// Norm weights are stored as the multiplier the forward pass applies: Gemma's (1 + w) is folded
+// in by the converter. q/k rows are in Hugging Face's rotate-half RoPE layout.
+
+}  // namespace magnetar::format

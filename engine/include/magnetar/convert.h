@@ -1,0 +1,48 @@
+// Converting a Hugging Face folder (or a llama2.c checkpoint) into a Magnetar model file.
+// Streams tensor by tensor, reports progress, can be cancelled, and writes atomically
+// (temporary file, then rename): a failed or cancelled conversion leaves nothing behind.
+#pragma once
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "magnetar/status.h"
+
+namespace magnetar {
+
+enum class WeightType : uint32_t { F32 = 0, F16 = 1, Q8_0 = 2, Q4_0 = 3 };
+const char* weight_type_name(WeightType type);
+bool parse_weight_type(const std::string& name, WeightType* out);
+
+struct ConvertProgress {
+  uint64_t bytes_done = 0;   // source bytes processed so far
+  uint64_t bytes_total = 0;  // source bytes to process
+  std::string stage;         // "reading config", "tensor model.layers.3.mlp.up_proj.weight", ...
+};
+
+struct ConvertOptions {
+  WeightType weight_type = WeightType::F16;
+  std::string tokenizer_path;  // llama2.c checkpoints: tokenizer.model or tok*.bin; empty = look beside
+  // Called from the converting thread; keep it cheap.
+  std::function<void(const ConvertProgress&)> on_progress;
+  const std::atomic<bool>* cancel = nullptr;  // set to true to stop; convert() then returns an error
+};
+
+// What a source folder or checkpoint holds, read without converting (for the app's drop dialog).
+struct SourceSummary {
+  std::string architecture;  // "LlamaForCausalLM", ...
+  std::string kind;          // "Hugging Face folder" or "llama2.c checkpoint"
+  uint64_t n_params = 0;
+  uint64_t source_bytes = 0;
+  int n_layers = 0, dim = 0, vocab_size = 0, max_context = 0;
+};
+
+Status inspect_source(const std::string& source_path, SourceSummary* out);
+// Size in bytes of the model file a conversion to `type` would produce.
+uint64_t predicted_model_file_bytes(const SourceSummary& summary, WeightType type);
+
+Status convert_model(const std::string& source_path, const std::string& out_path,
+                     const ConvertOptions& options);
+
+}  // namespace magnetar

@@ -1,0 +1,43 @@
+// What the machine is: CPU features, the active kernels, and its measured memory bandwidth.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "magnetar/status.h"
+
+namespace magnetar {
+
+struct CpuInfo {
+  std::string brand;
+  int logical_cores = 0;
+  bool avx2 = false, fma = false, f16c = false, avx512f = false, avx512_vnni = false;
+  std::string kernel_isa;  // "avx2" or "reference": the kernels the dispatch table chose
+  std::string kernel_note; // why the reference path runs, when it does
+};
+const CpuInfo& cpu_info();
+
+struct BandwidthPoint {
+  int threads = 0;
+  double read_gbps = 0;  // median of several passes
+};
+struct BandwidthProfile {
+  std::vector<BandwidthPoint> points;  // 1..N threads
+  uint64_t buffer_bytes = 0;
+  double best_gbps() const;
+  double at_threads(int threads) const;  // nearest measured point
+};
+
+// Sustained read bandwidth over a buffer far larger than the last-level cache.
+BandwidthProfile measure_read_bandwidth(int max_threads, uint64_t buffer_bytes = 0);
+// Cached per machine in the user's cache directory; measured (a few seconds) when absent.
+BandwidthProfile cached_read_bandwidth(bool force_remeasure = false);
+
+uint64_t peak_resident_bytes();
+uint64_t current_resident_bytes();
+
+// Per-user data directory (XDG_DATA_HOME/magnetar or %APPDATA%\Magnetar), created if missing.
+std::string user_data_dir();
+std::string user_cache_dir();
+
+}  // namespace magnetar

@@ -1,0 +1,72 @@
+// Kernel signatures and the dispatch table.
+//
+// One signature per kernel, shared by the C++ reference twin, the NASM declaration and the tests:
+// extern "C", pointers and 64-bit integers only (never a float by value, never a 32-bit int:
+// Win64 and System V pass them differently). Contracts (multiples, alignment) are stated per
+// kernel; the table entries below accept ANY size — the ops/ drivers and the wrappers in
+// dispatch.cpp handle tails and call the asm for the aligned bulk.
+//
+// The table is filled once at start from CPUID/XGETBV (core/cpu_features.h). Setting the
+// environment variable MAGNETAR_KERNELS=reference forces the reference twins.
+#pragma once
+#include <cstdint>
+
+namespace magnetar::kernels {
+
+// y[r] = sum_c w[r*ldw + c] * x[c] for r < rows, c < cols. w is FP16 (IEEE half), x, y FP32.
+using MatvecF16Fn = void (*)(const uint16_t* w, int64_t ldw, const float* x, float* y,
+                             int64_t rows, int64_t cols);
+using MatvecF32Fn = void (*)(const float* w, int64_t ldw, const float* x, float* y,
+                             int64_t rows, int64_t cols);
+// Prefill: y[t*ldy + r] = sum_c w[r*ldw + c] * x[t*ldx + c] for t < n_tokens, r < rows.
+using MatmulF16Fn = void (*)(const uint16_t* w, int64_t ldw, const float* x, int64_t ldx,
+                             float* y, int64_t ldy, int64_t rows, int64_t cols, int64_t n_tokens);
+using MatmulF32Fn = void (*)(const float* w, int64_t ldw, const float* x, int64_t ldx,
+                             float* y, int64_t ldy, int64_t rows, int64_t cols, int64_t n_tokens);
+// out[i] = x[i] / sqrt(mean(x^2) + *eps) * weight[i]. out may alias x.
+using RmsNormFn = void (*)(float* out, const float* x, const float* weight, int64_t n,
+                           const float* eps);
+// x <- softmax(x), numerically stable (subtracts the max).
+using SoftmaxFn = void (*)(float* x, int64_t n);
+// gate[i] <- act(gate[i]) * up[i]; act = SiLU (Llama) or tanh-approximated GELU (Gemma).
+using GatedActFn = void (*)(float* gate, const float* up, int64_t n);
+// Rotate-half RoPE on n_heads consecutive heads of head_dim: for i < head_dim/2,
+// (x[i], x[i+half]) <- (x[i] cos[i] - x[i+half] sin[i], x[i+half] cos[i] + x[i] sin[i]).
+using RopeFn = void (*)(float* x, int64_t n_heads, int64_t head_dim, const float* cos,
+                        const float* sin);
+using F16ToF32Fn = void (*)(const uint16_t* src, float* dst, int64_t n);
+// Dot product of two FP32 vectors (attention scores), result in *out.
+using DotF32Fn = void (*)(const float* a, const float* b, int64_t n, float* out);
+// y[i] += *scale * x[i] (attention value accumulation).
+using AxpyF32Fn = void (*)(float* y, const float* x, int64_t n, const float* scale);
+
+struct KernelTable {
+  MatvecF16Fn matvec_f16;
+  MatvecF32Fn matvec_f32;
+  MatmulF16Fn matmul_f16;
+  MatmulF32Fn matmul_f32;
+  RmsNormFn rmsnorm;
+  SoftmaxFn softmax;
+  GatedActFn silu_mul;
+  GatedActFn gelu_tanh_mul;
+  RopeFn rope;
+  F16ToF32Fn f16_to_f32;
+  DotF32Fn dot_f32;
+  AxpyF32Fn axpy_f32;
+  const char* isa;  // "avx2" or "reference"
+};
+
+enum class KernelChoice { Auto, Reference, Asm };
+
+// The table in use. Filled on first call (Auto, unless MAGNETAR_KERNELS says otherwise).
+const KernelTable& active();
+// Refill the table (for tests and bench --kernels). Not thread-safe against running kernels.
+void select(KernelChoice choice);
+const KernelTable& reference_table();
+
+// Scalar FP16 <-> FP32 conversion (IEEE binary16, round to nearest even).
+float f16_to_f32_scalar(uint16_t h);
+uint16_t f32_to_f16_scalar(float f);
+float bf16_to_f32_scalar(uint16_t h);
+
+}  // namespace magnetar::kernels
