@@ -1,0 +1,75 @@
+// The only interface to the operating system. Implemented once per platform in
+// platform_posix.cpp and platform_win32.cpp; nothing else in the engine includes OS headers.
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "magnetar/status.h"
+
+namespace magnetar::platform {
+
+// A whole file in memory, either mapped read-only or read into anonymous memory (with huge /
+// large pages requested where the OS offers them). data is 64-byte aligned in both cases.
+class FileBuffer {
+ public:
+  enum class Mode { Read, Map };
+  FileBuffer() = default;
+  ~FileBuffer();
+  FileBuffer(FileBuffer&& other) noexcept;
+  FileBuffer& operator=(FileBuffer&& other) noexcept;
+  FileBuffer(const FileBuffer&) = delete;
+  FileBuffer& operator=(const FileBuffer&) = delete;
+
+  // progress(done, total) is called while reading; cancel (if set) aborts with an error.
+  using Progress = void (*)(void* ctx, uint64_t done, uint64_t total);
+  Status open(const std::string& path, Mode mode, Progress progress = nullptr,
+              void* progress_ctx = nullptr, const bool* cancel = nullptr);
+  void close();
+
+  const uint8_t* data() const { return data_; }
+  uint64_t size() const { return size_; }
+  Mode mode() const { return mode_; }
+  bool huge_pages() const { return huge_pages_; }
+
+ private:
+  const uint8_t* data_ = nullptr;
+  uint64_t size_ = 0;
+  uint64_t mapped_bytes_ = 0;  // bytes reserved (Read mode rounds up to the page size)
+  Mode mode_ = Mode::Read;
+  bool huge_pages_ = false;
+  void* handle_ = nullptr;  // platform-specific (Win32 mapping handle)
+};
+
+// Size of a file, or an error naming it.
+Status file_size(const std::string& path, uint64_t* out);
+// Reads up to `bytes` from `offset`; *read_bytes tells how many arrived.
+Status read_file_range(const std::string& path, uint64_t offset, void* dst, uint64_t bytes);
+
+// Atomic replace: rename src onto dst (replacing dst if present).
+Status rename_replace(const std::string& src, const std::string& dst);
+// fsync a file by path (best effort on platforms without it).
+Status sync_file(const std::string& path);
+int process_id();
+
+// Per-user directories (created if missing): XDG_DATA_HOME/magnetar | %APPDATA%\Magnetar,
+// XDG_CACHE_HOME/magnetar | %LOCALAPPDATA%\Magnetar\cache.
+std::string user_data_dir();
+std::string user_cache_dir();
+
+double now_seconds();  // monotonic, high resolution
+uint64_t current_resident_bytes();
+uint64_t peak_resident_bytes();
+double process_cpu_seconds();  // user + system CPU time of this process
+int physical_cores();          // cores available to this process (>= 1)
+std::string cpu_brand();
+void set_current_thread_affinity(int core);  // best effort; no-op where unsupported
+
+// Converts a path given as UTF-8 into the platform's form and back (Windows: UTF-16).
+// Paths inside the engine are UTF-8 std::strings everywhere.
+
+// Anonymous memory for large buffers (KV cache, scratch): 64-byte aligned, zeroed, huge pages
+// requested when bytes is large.
+void* alloc_large(uint64_t bytes);
+void free_large(void* p, uint64_t bytes);
+
+}  // namespace magnetar::platform
