@@ -216,10 +216,6 @@ int run_bench(const std::vector<std::string>& argv) {
   report.reps = static_cast<int>(reps);
 
   std::unique_ptr<Session> session;
-  if (Status s = Session::create(*model, &session); !s) {
-    std::cerr << "magnetar-cli bench: " << s.message() << "\n";
-    return 1;
-  }
 
   // ---- Engine runs, per thread count ----------------------------------------------------------
   Timeline timeline;
@@ -228,6 +224,11 @@ int run_bench(const std::vector<std::string>& argv) {
   const std::vector<int> gen_prompt = make_prompt(info.bos_id, info.vocab_size, 2, 7);
   for (int threads : thread_counts) {
     model->set_threads(threads);
+    session.reset();  // a session's scratch is sized for the model's thread count at creation
+    if (Status s = Session::create(*model, &session); !s) {
+      std::cerr << "magnetar-cli bench: " << s.message() << "\n";
+      return 1;
+    }
     ThreadRun run;
     run.threads = threads;
     run.generated_tokens = gen_tokens;
