@@ -114,7 +114,9 @@ std::string report_to_table(const BenchReport& r) {
         lengths.push_back(p.tokens);
   std::string header = "threads  ceiling GB/s";
   for (int n : lengths) header += pad("pp" + std::to_string(n) + " tok/s", 14);
-  header += "    TTFT s   gen tok/s   GB/s  % ceil  pool rt/wake us";
+  const int ttft_tokens = r.runs.empty() ? 0 : r.runs.front().ttft_prompt_tokens;
+  header += pad("TTFT" + std::to_string(ttft_tokens) + " s", 12) +
+            "   gen tok/s   GB/s  % ceil  pool rt/wake us";
   out += header + "\n" + std::string(header.size(), '-') + "\n";
   for (const auto& run : r.runs) {
     std::string line = pad(std::to_string(run.threads), 7) + pad(format("%.1f", run.ceiling_gbps), 14);
@@ -123,7 +125,7 @@ std::string report_to_table(const BenchReport& r) {
                              [&](const PromptResult& p) { return p.tokens == n; });
       line += pad(it == run.prompts.end() ? "n/a" : format("%.1f", it->tokens_per_second), 14);
     }
-    line += pad(format("%.3f", run.ttft_seconds), 10);
+    line += pad(format("%.3f", run.ttft_seconds), 12);
     line += pad(format("%.2f", run.generate_tokens_per_second), 12);
     line += pad(format("%.1f", run.achieved_gbps), 7);
     line += pad(format("%.1f%%", run.percent_of_ceiling), 8);
