@@ -22,6 +22,7 @@ align 32
 abs_mask:   times 8 dd 0x7fffffff
 ones_i16:   times 16 dw 1
 low_nibble: times 32 db 0x0f
+nibble_shift: dq 0, 0, 4, 4            ; vpsrlvq counts: low lane as is, high lane >> 4
 pack_order: dd 0, 4, 1, 5, 2, 6, 3, 7     ; undoes vpackssdw/vpacksswb's lane interleave
 f_127:      dd 127.0
 f_one:      dd 1.0
@@ -105,6 +106,19 @@ QFUNC magnetar_quantize_act_avx2
   vmulps ymm%1, ymm%1, ymm6
 %endmacro
 
+; SCALES4: ymm7 = [s0 s1 s2 s3 | s0 s1 s2 s3], s_k = half(w.d of row k's block) * x.d, from
+; one conversion for the four rows (xmm6 = x.d broadcast); a row's scale is then one vshufps.
+%macro SCALES4 0
+  movzx t7, word [t3 + t1]
+  vmovq xmm7, t7
+  vpinsrw xmm7, xmm7, word [t4 + t1], 1
+  vpinsrw xmm7, xmm7, word [t5 + t1], 2
+  vpinsrw xmm7, xmm7, word [t6 + t1], 3
+  vcvtph2ps xmm7, xmm7
+  vmulps xmm7, xmm7, xmm6
+  vinsertf128 ymm7, ymm7, xmm7, 1
+%endmacro
+
 ; HSUM4_STORE: y[0..3] = horizontal sums of ymm0..ymm3
 %macro HSUM4_STORE 0
   vhaddps ymm0, ymm0, ymm1
@@ -143,6 +157,17 @@ QFUNC magnetar_quantize_act_avx2
   vfmadd231ps ymm%1, ymm%2, ymm%3
 %endmacro
 
+; Q8_DOT4 acc, tmp, row_ptr, k: as Q8_DOT, with row k's scale taken from SCALES4's ymm7
+%macro Q8_DOT4 4
+  vmovdqu ymm%2, [%3 + t1 + 2]
+  vpsignb ymm%2, ymm%2, ymm4
+  vpmaddubsw ymm%2, ymm5, ymm%2
+  vpmaddwd ymm%2, ymm%2, ymm15
+  vcvtdq2ps ymm%2, ymm%2
+  vshufps ymm12, ymm7, ymm7, 0x55 * %4
+  vfmadd231ps ymm%1, ymm%2, ymm12
+%endmacro
+
 QFUNC magnetar_matvec_q8_0_avx2
   mov t0, arg4
   shr t0, 5
@@ -164,11 +189,12 @@ QFUNC magnetar_matvec_q8_0_avx2
 .blocks4:
   vmovdqu ymm4, [t2 + ACT_QS]
   vpsignb ymm5, ymm4, ymm4
-  vbroadcastss ymm6, [t2 + ACT_D]
-  Q8_DOT 0, 7, 8, t3
-  Q8_DOT 1, 9, 10, t4
-  Q8_DOT 2, 11, 12, t5
-  Q8_DOT 3, 13, 14, t6
+  vbroadcastss xmm6, [t2 + ACT_D]
+  SCALES4
+  Q8_DOT4 0, 8, t3, 0
+  Q8_DOT4 1, 9, t4, 1
+  Q8_DOT4 2, 10, t5, 2
+  Q8_DOT4 3, 11, t6, 3
   add t1, Q8_BLOCK
   add t2, ACT_BLOCK
   cmp t1, t0
@@ -212,9 +238,8 @@ QFUNC magnetar_matvec_q8_0_avx2
 ; Q4_DOT acc, tmp, scale, row_ptr: acc += float(sum (q - 8) * x) * scale. The nibbles (0..15)
 ; go to vpmaddubsw unsigned; the -8 becomes "- sum(x)" in each of the 8 int32 lanes (ymm13).
 %macro Q4_DOT 4
-  vmovdqu xmm%2, [%4 + t1 + 2]
-  vpsrlw xmm%3, xmm%2, 4
-  vinserti128 ymm%2, ymm%2, xmm%3, 1
+  vbroadcasti128 ymm%2, [%4 + t1 + 2]
+  vpsrlvq ymm%2, ymm%2, ymm5           ; high lane: the high nibbles (elements 16..31)
   vpand ymm%2, ymm%2, ymm14
   vpmaddubsw ymm%2, ymm%2, ymm4
   vpmaddwd ymm%2, ymm%2, ymm15
@@ -224,12 +249,26 @@ QFUNC magnetar_matvec_q8_0_avx2
   vfmadd231ps ymm%1, ymm%2, ymm%3
 %endmacro
 
+; Q4_DOT4 acc, tmp, row_ptr, k: as Q4_DOT, with row k's scale taken from SCALES4's ymm7
+%macro Q4_DOT4 4
+  vbroadcasti128 ymm%2, [%3 + t1 + 2]
+  vpsrlvq ymm%2, ymm%2, ymm5
+  vpand ymm%2, ymm%2, ymm14
+  vpmaddubsw ymm%2, ymm%2, ymm4
+  vpmaddwd ymm%2, ymm%2, ymm15
+  vpsubd ymm%2, ymm%2, ymm13
+  vcvtdq2ps ymm%2, ymm%2
+  vshufps ymm12, ymm7, ymm7, 0x55 * %4
+  vfmadd231ps ymm%1, ymm%2, ymm12
+%endmacro
+
 QFUNC magnetar_matvec_q4_0_avx2
   mov t0, arg4
   shr t0, 5
   imul t0, t0, Q4_BLOCK                ; row bytes
   vmovdqa ymm15, [rel ones_i16]
   vmovdqa ymm14, [rel low_nibble]
+  vmovdqa ymm5, [rel nibble_shift]
   cmp arg3, 4
   jl .rows1
 .rows4:
@@ -246,11 +285,12 @@ QFUNC magnetar_matvec_q4_0_avx2
 .blocks4:
   vmovdqu ymm4, [t2 + ACT_QS]
   vpbroadcastd ymm13, [t2 + ACT_SUM]
-  vbroadcastss ymm6, [t2 + ACT_D]
-  Q4_DOT 0, 7, 8, t3
-  Q4_DOT 1, 9, 10, t4
-  Q4_DOT 2, 11, 12, t5
-  Q4_DOT 3, 5, 8, t6
+  vbroadcastss xmm6, [t2 + ACT_D]
+  SCALES4
+  Q4_DOT4 0, 8, t3, 0
+  Q4_DOT4 1, 9, t4, 1
+  Q4_DOT4 2, 10, t5, 2
+  Q4_DOT4 3, 11, t6, 3
   add t1, Q4_BLOCK
   add t2, ACT_BLOCK
   cmp t1, t0
