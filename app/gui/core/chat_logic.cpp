@@ -117,7 +117,9 @@ double bytes_per_parameter(WeightType type) {
 std::string converted_model_file_name(const std::string& source_path, const std::string& type_name) {
   fs::path p = to_path(source_path);
   while (!p.empty() && p.filename().empty()) p = p.parent_path();  // trailing separator
-  std::string stem = from_path(fs::is_directory(p) ? p.filename() : p.stem());
+  const std::string extension = from_path(p.extension());
+  const bool checkpoint_file = !fs::is_directory(p) && (extension == ".bin" || extension == ".safetensors");
+  std::string stem = from_path(checkpoint_file ? p.stem() : p.filename());
   for (char& c : stem) {
     const unsigned char u = static_cast<unsigned char>(c);
     if (!(std::isalnum(u) || c == '-' || c == '_' || c == '.' || u >= 0x80)) c = '_';
