@@ -3,6 +3,7 @@
 // memory, idle CPU and thread-pool latency. Results are medians over repetitions; the table and
 // the --json document are rendered by bench_report.cpp.
 #include <algorithm>
+#include <cstdio>
 #include <atomic>
 #include <chrono>
 #include <cstring>
@@ -12,6 +13,7 @@
 
 #include "bench_report.h"
 #include "cli.h"
+#include "core/bandwidth.h"
 #include "core/platform.h"
 #include "core/thread_pool.h"
 #include "format/model_format.h"
@@ -26,12 +28,14 @@ const char* kUsage =
     "magnetar-cli bench -m MODEL [--threads 1,2] [--reps N] [--prompts 64,128,512] [--gen N]\n"
     "                   [--kernels auto|reference|asm] [--load read|map] [--json]\n"
     "                   [--cached-ceiling] [--idle-seconds S]\n"
+    "magnetar-cli bench --ceiling-only [--json]\n"
     "  Measures the read-bandwidth ceiling (1..cores threads) and, per thread count, prompt\n"
     "  processing tokens/s, time to first token (128-token prompt), generation tokens/s, achieved\n"
     "  GB/s and its share of the ceiling; medians over --reps (default 3). Prompts are random\n"
     "  token ids; generation is greedy and ignores end-of-generation tokens.\n"
     "  --threads: default 1..the cores available.  --gen: generated tokens (default 128).\n"
     "  --cached-ceiling: reuse the cached probe instead of measuring (a few seconds).\n"
+    "  --ceiling-only: measure (and cache) the read-bandwidth ceiling alone; no model.\n"
     "  --idle-seconds: process CPU time measured over this idle time after generating (default\n"
     "  5; 0 skips).  Use a synthetic model (`magnetar-cli synth`) to measure without downloads.";
 
@@ -127,6 +131,40 @@ Status timed_generate(Session& session, const std::vector<int>& prompt, int max_
   return Status::ok();
 }
 
+// The probe alone: what the app's dashboard shows, refreshed in the cache.
+int run_ceiling_only(bool json) {
+  const double t0 = platform::now_seconds();
+  const BandwidthProfile ceiling = cached_read_bandwidth(/*force_remeasure=*/true);
+  const double seconds = seconds_since(t0);
+  if (ceiling.points.empty()) {
+    std::cerr << "magnetar-cli bench: not enough memory for the bandwidth probe's buffer\n";
+    return 1;
+  }
+  const CpuInfo& cpu = cpu_info();
+  if (json) {
+    nlohmann::json points = nlohmann::json::array();
+    for (const auto& p : ceiling.points)
+      points.push_back({{"threads", p.threads}, {"read_gbps", p.read_gbps}});
+    std::cout << nlohmann::json{{"cpu", {{"brand", cpu.brand}, {"logical_cores", cpu.logical_cores}}},
+                                {"ceiling", {{"buffer_bytes", ceiling.buffer_bytes},
+                                             {"points", points}}},
+                                {"seconds", seconds}}
+                     .dump(2)
+              << "\n";
+    return 0;
+  }
+  std::cout << "cpu      " << cpu.brand << ", " << cpu.logical_cores << " logical cores\n"
+            << "probe    " << ceiling.buffer_bytes / 1048576 << " MiB buffer, median of "
+            << bandwidth::kTimedPasses << " passes per thread count, " << seconds << " s in all\n\n"
+            << "threads  read GB/s\n";
+  for (const auto& p : ceiling.points) {
+    char line[64];
+    std::snprintf(line, sizeof line, "%7d  %9.1f\n", p.threads, p.read_gbps);
+    std::cout << line;
+  }
+  return 0;
+}
+
 int run_bench(const std::vector<std::string>& argv) {
   const std::vector<std::string> value_options = {"-m", "--model", "--threads", "--reps",
                                                   "--prompts", "--gen", "--kernels", "--load",
@@ -134,11 +172,12 @@ int run_bench(const std::vector<std::string>& argv) {
   Args args(argv, value_options);
   if (!args.ok()) return usage_error(kBench, args.error());
   std::vector<std::string> known = value_options;
-  known.insert(known.end(), {"--json", "--cached-ceiling"});
+  known.insert(known.end(), {"--json", "--cached-ceiling", "--ceiling-only"});
   if (std::string bad = args.unknown_option(known); !bad.empty())
     return usage_error(kBench, "unknown option " + bad);
   if (!args.positional().empty()) return usage_error(kBench, "unexpected " + args.positional()[0]);
   const std::string model_path = args.get({"-m", "--model"});
+  if (args.has("--ceiling-only")) return run_ceiling_only(args.has("--json"));
   if (model_path.empty()) return usage_error(kBench, "no model given (-m MODEL)");
 
   std::vector<int> thread_counts;
