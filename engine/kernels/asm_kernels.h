@@ -23,6 +23,11 @@ void magnetar_matmul_panel16_avx2(const float* panel, int64_t kc, const float* x
                                   float* y, int64_t ldy, int64_t n_tokens,
                                   int64_t accumulate);  // kc >= 1
 
+// probe_avx2.asm (benchmarks only)
+void magnetar_read_sum_avx2(const float* p, int64_t n, float* out);  // n % 64 == 0, out[8]
+void magnetar_fma_loop_avx2(int64_t iterations, const float* coefficients /*[2]*/,
+                            float* out /*[8]*/);
+
 // vecops_avx2.asm (any n)
 void magnetar_rmsnorm_avx2(float* out, const float* x, const float* weight, int64_t n,
                            const float* eps);  // n >= 1

@@ -291,5 +291,26 @@ TEST_F(CheckAsm, VectorOpsAgainstTwins) {
     }
 }
 
+TEST_F(CheckAsm, BenchmarkProbesMatchTwinsExactly) {
+  for (int64_t n : {0, 64, 128, 4096}) {
+    auto p = random_floats(rng, n + 1, -1.f, 1.f);
+    float got[9], want[8];
+    got[8] = kSentinel;
+    CHECKED_CALL(magnetar_read_sum_avx2, p.data() + 1, n, got);
+    kernels::ref::read_sum_f32(p.data() + 1, n, want);
+    ASSERT_EQ(std::memcmp(got, want, sizeof want), 0) << "n=" << n;
+    ASSERT_EQ(got[8], kSentinel);
+  }
+  const float coefficients[2] = {0.99f, 0.011f};
+  for (int64_t iterations : {0, 1, 7, 1000}) {
+    float got[9], want[8];
+    got[8] = kSentinel;
+    CHECKED_CALL(magnetar_fma_loop_avx2, iterations, coefficients, got);
+    kernels::ref::fma_loop(iterations, coefficients, want);
+    ASSERT_EQ(std::memcmp(got, want, sizeof want), 0) << "iterations=" << iterations;
+    ASSERT_EQ(got[8], kSentinel);
+  }
+}
+
 }  // namespace
 }  // namespace magnetar::test
