@@ -9,6 +9,8 @@ extern "C" {
 // matvec_avx2.asm
 void magnetar_matvec_f16_avx2(const uint16_t* w, int64_t ldw, const float* x, float* y,
                               int64_t rows, int64_t cols);  // cols % 16 == 0, cols > 0
+void magnetar_matvec_f16_x8_avx2(const uint16_t* w, int64_t ldw, const float* x, float* y,
+                                 int64_t rows, int64_t cols);  // same contract, 8 streams
 void magnetar_matvec_f32_avx2(const float* w, int64_t ldw, const float* x, float* y,
                               int64_t rows, int64_t cols);  // cols % 16 == 0, cols > 0
 void magnetar_dot_f32_avx2(const float* a, const float* b, int64_t n, float* out);  // n % 32 == 0

@@ -15,6 +15,9 @@ namespace {
 // every token of the batch streams through it.
 constexpr int64_t kPanelCols = 256;
 constexpr int64_t kPanelRows = 16;
+// matvec_f16 switches from 4 to 8 weight streams per pass once x (cols * 4 bytes) outgrows this
+// share of L1: with 8 streams each x load feeds 8 rows (asm/README.md has the measurements).
+constexpr int64_t kMatvecX8MinCols = 3072;
 // Below this many tokens, packing a panel costs more than it saves: run matvec per token.
 constexpr int64_t kMatmulMinTokens = 4;
 
@@ -22,7 +25,10 @@ void matvec_f16(const uint16_t* w, int64_t ldw, const float* x, float* y, int64_
                 int64_t cols) {
   const int64_t bulk = cols & ~int64_t{15};
   if (bulk == 0) return ref::matvec_f16(w, ldw, x, y, rows, cols);
-  magnetar_matvec_f16_avx2(w, ldw, x, y, rows, bulk);
+  if (bulk > kMatvecX8MinCols)
+    magnetar_matvec_f16_x8_avx2(w, ldw, x, y, rows, bulk);
+  else
+    magnetar_matvec_f16_avx2(w, ldw, x, y, rows, bulk);
   if (bulk != cols)
     for (int64_t r = 0; r < rows; ++r) y[r] += ref::dot_f16_f32(w + r * ldw + bulk, x + bulk, cols - bulk);
 }

@@ -87,14 +87,16 @@ TEST(CheckedCall, CatchesClobberedXmmWhereTheAbiSavesThem) {
 }
 
 TEST_F(CheckAsm, MatvecF16) {
+  using Fn = void (*)(const uint16_t*, int64_t, const float*, float*, int64_t, int64_t);
+  for (Fn fn : {magnetar_matvec_f16_avx2, magnetar_matvec_f16_x8_avx2})
   for (int64_t cols : {16, 32, 48, 272, 2048})
-    for (int64_t rows : {0, 1, 3, 4, 5, 8, 13})
+    for (int64_t rows : {0, 1, 3, 4, 5, 7, 8, 9, 13, 16, 17, 31, 35})
       for (int64_t pad : {0, 1, 7}) {
         const int64_t ldw = cols + pad;
         auto w = random_halves(rng, rows * ldw + 1, -1.f, 1.f);
         auto x = random_floats(rng, cols + 1, -1.f, 1.f);
         std::vector<float> y(static_cast<size_t>(rows + 2), kSentinel), want(static_cast<size_t>(rows));
-        CHECKED_CALL(magnetar_matvec_f16_avx2, w.data() + 1, ldw, x.data() + 1, y.data() + 1, rows, cols);
+        CHECKED_CALL(fn, w.data() + 1, ldw, x.data() + 1, y.data() + 1, rows, cols);
         kernels::ref::matvec_f16(w.data() + 1, ldw, x.data() + 1, want.data(), rows, cols);
         ASSERT_EQ(y.front(), kSentinel);
         ASSERT_EQ(y.back(), kSentinel);
@@ -109,7 +111,7 @@ TEST_F(CheckAsm, MatvecF16) {
 
 TEST_F(CheckAsm, MatvecF32) {
   for (int64_t cols : {16, 32, 48, 272, 2048})
-    for (int64_t rows : {0, 1, 3, 4, 5, 8, 13})
+    for (int64_t rows : {0, 1, 3, 4, 5, 7, 8, 9, 13, 16, 17})
       for (int64_t pad : {0, 1, 7}) {
         const int64_t ldw = cols + pad;
         auto w = random_floats(rng, rows * ldw + 1, -1.f, 1.f);

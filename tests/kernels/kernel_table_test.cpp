@@ -33,7 +33,7 @@ class KernelTableTest : public ::testing::TestWithParam<const KernelTable*> {
 
 // Sizes around every vector width and unroll the asm may use.
 const int64_t kColSizes[] = {0, 1, 3, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 100, 127,
-                             128, 129, 255, 256, 257, 511, 640, 1000, 2048, 2051};
+                             128, 129, 255, 256, 257, 511, 640, 1000, 2048, 2051, 3088, 4100};
 const int64_t kRowSizes[] = {1, 2, 3, 4, 5, 7, 8, 9, 13, 16, 17, 33};
 
 TEST_P(KernelTableTest, MatvecF16MatchesOracle) {
