@@ -7,9 +7,9 @@
 
 ; Distance (bytes) at which each weight stream is prefetched with prefetchnta. Non-temporal
 ; prefetch keeps the streamed weights from evicting x from L1 (x is reused by every pass); see
-; asm/README.md for the measurements behind 512.
+; asm/README.md for the measurements behind 256.
 %ifndef MATVEC_PREFETCH
-  %define MATVEC_PREFETCH 512
+  %define MATVEC_PREFETCH 256
 %endif
 
 ; xmm0[0] <- sum of ymm0's lanes; clobbers xmm1.

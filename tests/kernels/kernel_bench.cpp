@@ -223,35 +223,38 @@ int main(int argc, char** argv) {
   std::printf("\nmatmul_f16: %lld x %lld weights, %lld tokens (AVX2 FP32 FMA peak measured)\n",
               static_cast<long long>(mm_rows), static_cast<long long>(mm_cols),
               static_cast<long long>(tokens));
-  std::printf("  threads  peak GFLOP/s    asm GFLOP/s    asm/peak (median / best)  ref GFLOP/s  asm/ref\n");
+  std::printf("  (medians; cpu-time = FLOPs / (process CPU seconds / threads), robust to a shared CPU)\n");
+  std::printf("  threads  peak wall  asm wall  asm/peak | peak cpu  asm cpu  asm/peak | ref  asm/ref\n");
   for (int nt : opt.threads) {
     ThreadPool pool(nt);
     FmaJob fj{20'000'000, {}};
-    std::vector<double> peak, asm_gf, ref_gf;
+    std::vector<double> peak_wall, peak_cpu, asm_wall, asm_cpu, ref_wall;
+    auto timed = [&](auto&& fn, double gflop, std::vector<double>& wall, std::vector<double>* cpu) {
+      const double c0 = platform::process_cpu_seconds(), t0 = now();
+      fn();
+      const double t1 = now(), c1 = platform::process_cpu_seconds();
+      wall.push_back(gflop / (t1 - t0));
+      if (cpu && c1 > c0) cpu->push_back(gflop / ((c1 - c0) / nt));
+    };
     kernels::select(kernels::KernelChoice::Asm);
     ops::matmul(pool, mm, xs.data(), tokens, ys.data());
     for (int r = 0; r < opt.reps; ++r) {
-      double t0 = now();
-      pool.run(fma_job, &fj);
-      peak.push_back(static_cast<double>(fj.iterations) * 192.0 * nt / 1e9 / (now() - t0));
-      t0 = now();
-      ops::matmul(pool, mm, xs.data(), tokens, ys.data());
-      asm_gf.push_back(flops / 1e9 / (now() - t0));
+      timed([&] { pool.run(fma_job, &fj); }, static_cast<double>(fj.iterations) * 192.0 * nt / 1e9,
+            peak_wall, &peak_cpu);
+      timed([&] { ops::matmul(pool, mm, xs.data(), tokens, ys.data()); }, flops / 1e9, asm_wall,
+            &asm_cpu);
     }
     if (opt.reference) {
       const int64_t ref_tokens = std::min<int64_t>(tokens, 16);
       kernels::select(kernels::KernelChoice::Reference);
-      const double t0 = now();
-      ops::matmul(pool, mm, xs.data(), ref_tokens, ys.data());
-      ref_gf.push_back(2.0 * static_cast<double>(mm_rows * mm_cols * ref_tokens) / 1e9 / (now() - t0));
+      timed([&] { ops::matmul(pool, mm, xs.data(), ref_tokens, ys.data()); },
+            2.0 * static_cast<double>(mm_rows * mm_cols * ref_tokens) / 1e9, ref_wall, nullptr);
       kernels::select(kernels::KernelChoice::Asm);
     }
-    const double pk = median(peak), as = median(asm_gf), rf = median(ref_gf);
-    const double pk_best = *std::max_element(peak.begin(), peak.end());
-    const double as_best = *std::max_element(asm_gf.begin(), asm_gf.end());
-    std::printf("  %7d  %5.1f / %5.1f  %5.1f / %5.1f  %5.1f%% / %5.1f%%  %11.2f  %6.0fx\n", nt, pk,
-                pk_best, as, as_best, 100.0 * as / pk, 100.0 * as_best / pk_best, rf,
-                rf > 0 ? as / rf : 0.0);
+    const double pw = median(peak_wall), aw = median(asm_wall), pc = median(peak_cpu),
+                 ac = median(asm_cpu), rw = median(ref_wall);
+    std::printf("  %7d  %9.1f  %8.1f  %7.1f%% | %8.1f  %7.1f  %7.1f%% | %4.2f  %6.0fx\n", nt, pw, aw,
+                100.0 * aw / pw, pc, ac, 100.0 * ac / pc, rw, rw > 0 ? aw / rw : 0.0);
   }
 
   // --- thread pool wake-up ----------------------------------------------------------------------
