@@ -145,13 +145,11 @@ void edit_safetensors_header(const std::string& path, const std::function<void(j
   json header = json::parse(bytes.substr(8, n));
   edit(header);
   std::string text = header.dump();
-  // Keep the data section's position: pad the JSON with spaces (allowed by the format).
-  if (text.size() > n) {
-    ADD_FAILURE() << "edited header grew past the original length";
-    return;
-  }
-  text.resize(n, ' ');
-  write_file(path, bytes.substr(0, 8) + text + bytes.substr(8 + n));
+  text.resize((text.size() + 7) / 8 * 8, ' ');  // spaces may pad the JSON; keep data 8-aligned
+  const uint64_t length = text.size();
+  std::string prefix(8, '\0');
+  std::memcpy(prefix.data(), &length, 8);
+  write_file(path, prefix + text + bytes.substr(8 + n));
 }
 
 void set_safetensors_header_length(const std::string& path, uint64_t length) {
