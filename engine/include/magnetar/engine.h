@@ -29,7 +29,7 @@ enum class LoadMode { Read, Map };  // Read: anonymous memory, huge pages reques
 
 struct LoadOptions {
   LoadMode mode = LoadMode::Read;
-  int context_length = 0;  // KV cache size in tokens; 0 = the model's maximum
+  int context_length = 0;  // KV cache size in tokens; 0 = the model's maximum, capped at 4096
   int threads = 0;         // 0 = automatic
   std::function<void(uint64_t done, uint64_t total)> on_progress;
   const std::atomic<bool>* cancel = nullptr;
@@ -152,6 +152,9 @@ class Session {
 
   void reset();  // forget the conversation (empties the KV cache)
   void truncate(int n_tokens);  // keep only the first n_tokens of the cache
+  // How many leading tokens of `tokens` the cache already holds: re-rendering a whole
+  // conversation each turn then costs only the new part (truncate to this, prefill the rest).
+  int matching_prefix(const std::vector<int>& tokens) const;
   int n_context() const;        // tokens in the KV cache
   const std::vector<int>& context_tokens() const;
   Model& model();

@@ -1,0 +1,79 @@
+// `magnetar-cli info`: what a model file holds — header, tensors, sizes, tokenizer, template.
+#include <cstdio>
+#include <iostream>
+
+#include "cli.h"
+#include "format/model_reader.h"
+#include "model/model_impl.h"
+#include "model_options.h"
+
+namespace magnetar::cli {
+namespace {
+
+int info_command(const std::vector<std::string>& argv);
+
+const Command kInfo{"info", "describe a model file",
+                    "magnetar-cli info -m MODEL [--tensors]", info_command};
+const CommandRegistration kRegistration(kInfo);
+
+std::string mib(uint64_t bytes) {
+  char b[32];
+  std::snprintf(b, sizeof(b), "%.1f MiB", double(bytes) / (1 << 20));
+  return b;
+}
+
+int info_command(const std::vector<std::string>& argv) {
+  std::vector<std::string> value_options = kModelValueOptions;
+  Args args(argv, value_options);
+  if (!args.ok()) return usage_error(kInfo, args.error());
+  std::vector<std::string> known = value_options;
+  known.push_back("--tensors");
+  if (std::string bad = args.unknown_option(known); !bad.empty())
+    return usage_error(kInfo, "unknown option " + bad);
+  int exit_code = 0;
+  std::unique_ptr<Model> model;
+  if (!load_model_from_args(kInfo, args, &model, &exit_code)) return exit_code;
+  const ModelInfo& i = model->info();
+  const Model::Impl& m = model->impl();
+  const Config& c = m.config;
+  std::printf("file            %s (%s)\n", i.path.c_str(), mib(i.file_bytes).c_str());
+  std::printf("architecture    %s\n", architecture_name(i.arch));
+  std::printf("parameters      %.2f M\n", double(i.n_params) / 1e6);
+  std::printf("layers          %d\n", i.n_layers);
+  std::printf("dim / ffn       %d / %d\n", i.dim, i.hidden_dim);
+  std::printf("heads           %d query, %d key/value, head_dim %d\n", i.n_heads, i.n_kv_heads, i.head_dim);
+  std::printf("vocabulary      %d\n", i.vocab_size);
+  std::printf("context         %d max (%d allocated, KV cache %s)\n", i.max_context,
+              i.context_length, mib(i.kv_cache_bytes).c_str());
+  std::printf("weights         %s, %s read per token\n", i.weight_type.c_str(),
+              mib(i.weight_bytes_per_token).c_str());
+  std::printf("norm eps        %g\n", double(c.norm_eps));
+  std::printf("rope theta      %g\n", double(c.rope_theta));
+  std::printf("query scale     %g\n", double(c.query_scale));
+  std::printf("activation      %s\n", c.activation == format::Activation::GeluTanh ? "GELU (tanh)" : "SiLU");
+  if (c.attn_softcap > 0) std::printf("attn softcap    %g\n", double(c.attn_softcap));
+  if (c.final_softcap > 0) std::printf("final softcap   %g\n", double(c.final_softcap));
+  if (c.sliding_window > 0)
+    std::printf("sliding window  %d tokens on layers l %% %d == 0\n", c.sliding_window, c.sliding_period);
+  std::printf("tied embeddings %s\n", c.tied_embeddings ? "yes" : "no");
+  std::printf("chat template   %s\n", chat_template_name(i.chat_template));
+  std::printf("BOS             %d \"%s\" (%s)\n", i.bos_id, m.tokenizer.piece_string(i.bos_id).c_str(),
+              i.add_bos ? "added to prompts" : "not added");
+  std::printf("end of turn     ");
+  for (int id : i.eog_ids) std::printf("%d \"%s\"  ", id, m.tokenizer.piece_string(id).c_str());
+  std::printf("\ntokenizer       SentencePiece, %d pieces, %s\n", m.tokenizer.vocab_size(),
+              mib(m.view.tokenizer.size()).c_str());
+  if (args.has("--tensors")) {
+    std::printf("\n%-32s %-6s %-16s %12s\n", "tensor", "type", "shape", "bytes");
+    for (const auto& t : m.view.tensors) {
+      std::string shape = t.n_dims == 1 ? std::to_string(t.cols)
+                                        : std::to_string(t.rows) + " x " + std::to_string(t.cols);
+      std::printf("%-32s %-6s %-16s %12llu\n", t.name.c_str(), format::dtype_name(t.dtype),
+                  shape.c_str(), static_cast<unsigned long long>(t.bytes));
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace magnetar::cli

@@ -1,0 +1,83 @@
+// `magnetar-cli run`: generate from a prompt (text or token ids), streaming the text.
+#include <cstdio>
+#include <iostream>
+
+#include "cli.h"
+#include "model_options.h"
+
+namespace magnetar::cli {
+namespace {
+
+int run_command(const std::vector<std::string>& argv);
+
+const Command kRun{
+    "run", "generate text from a prompt",
+    "magnetar-cli run -m MODEL (-p TEXT | --tokens ID,ID,...) [-n N] [--temp T] [--top-k K]\n"
+    "       [--top-p P] [--min-p P] [--repeat-penalty R] [--seed S] [--threads N] [--ctx N]\n"
+    "       [--load read|map] [--print-ids] [--no-stop]\n"
+    "  -p TEXT        prompt text (BOS is added when the model wants it)\n"
+    "  --tokens IDS   prompt as token ids, used as given\n"
+    "  -n N           tokens to generate (default 256)\n"
+    "  --temp T       0 = greedy (default)\n"
+    "  --print-ids    print the generated token ids on one line instead of the text\n"
+    "  --no-stop      do not stop at end-of-generation tokens",
+    run_command};
+const CommandRegistration kRegistration(kRun);
+
+int run_command(const std::vector<std::string>& argv) {
+  std::vector<std::string> value_options = kModelValueOptions;
+  value_options.insert(value_options.end(), kSamplerValueOptions.begin(), kSamplerValueOptions.end());
+  for (const char* o : {"-p", "--prompt", "--tokens", "-n"}) value_options.push_back(o);
+  Args args(argv, value_options);
+  if (!args.ok()) return usage_error(kRun, args.error());
+  std::vector<std::string> known = value_options;
+  known.insert(known.end(), {"--print-ids", "--no-stop"});
+  if (std::string bad = args.unknown_option(known); !bad.empty())
+    return usage_error(kRun, "unknown option " + bad);
+  if (!args.positional().empty()) return usage_error(kRun, "unexpected argument " + args.positional()[0]);
+  const bool has_text = args.has("-p") || args.has("--prompt");
+  if (has_text == args.has("--tokens")) return usage_error(kRun, "give exactly one of -p TEXT or --tokens IDS");
+  int64_t n = 256;
+  if (!args.get_int({"-n"}, &n) || n < 0) return usage_error(kRun, "-n needs a token count");
+
+  int exit_code = 0;
+  GenerateRequest request;
+  if (!sampler_from_args(kRun, args, &request.sampler, &exit_code)) return exit_code;
+  std::unique_ptr<Model> model;
+  if (!load_model_from_args(kRun, args, &model, &exit_code)) return exit_code;
+
+  if (has_text) {
+    Status s = model->tokenize(args.get({"-p", "--prompt"}), model->info().add_bos, &request.prompt);
+    if (!s) return std::cerr << "magnetar-cli run: " << s.message() << "\n", 1;
+    if (request.prompt.empty()) return usage_error(kRun, "the prompt is empty");
+  } else if (!parse_int_list(args.get({"--tokens"}), &request.prompt)) {
+    return usage_error(kRun, "--tokens needs comma-separated token ids");
+  }
+  std::unique_ptr<Session> session;
+  if (Status s = Session::create(*model, &session); !s)
+    return std::cerr << "magnetar-cli run: " << s.message() << "\n", 1;
+
+  const bool print_ids = args.has("--print-ids");
+  request.max_tokens = static_cast<int>(n);
+  request.stop_at_eog = !args.has("--no-stop");
+  request.on_token = [&](const TokenEvent& ev) {
+    if (!print_ids) {
+      std::fwrite(ev.piece.data(), 1, ev.piece.size(), stdout);
+      std::fflush(stdout);
+    }
+    return true;
+  };
+  GenerateResult result;
+  if (Status s = session->generate(request, &result); !s)
+    return std::cerr << "\nmagnetar-cli run: " << s.message() << "\n", 1;
+  if (print_ids) {
+    for (size_t i = 0; i < result.tokens.size(); ++i) std::printf("%s%d", i ? " " : "", result.tokens[i]);
+  }
+  std::printf("\n");
+  std::fflush(stdout);
+  std::cerr << format_stats(result.stats, result.stop) << "\n";
+  return 0;
+}
+
+}  // namespace
+}  // namespace magnetar::cli

@@ -1,0 +1,26 @@
+// Options shared by the commands that load a model: -m, --threads, --ctx, --load, and the
+// sampling flags; parsing and the load itself with a progress line on a terminal.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cli.h"
+#include "magnetar/engine.h"
+
+namespace magnetar::cli {
+
+// Value options understood by load_model_from_args / sampler_from_args.
+extern const std::vector<std::string> kModelValueOptions;
+extern const std::vector<std::string> kSamplerValueOptions;
+
+// Loads -m MODEL with --threads/--ctx/--load; prints the error and returns false on failure.
+bool load_model_from_args(const Command& command, const Args& args, std::unique_ptr<Model>* model,
+                          int* exit_code);
+// Fills sampler params from --temp --top-k --top-p --min-p --repeat-penalty --seed.
+bool sampler_from_args(const Command& command, const Args& args, SamplerParams* params,
+                       int* exit_code);
+// One statistics line for stderr.
+std::string format_stats(const GenerationStats& stats, StopReason stop);
+
+}  // namespace magnetar::cli

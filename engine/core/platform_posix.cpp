@@ -1,0 +1,274 @@
+// POSIX (Linux) implementation of core/platform.h.
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <sched.h>
+#include <thread>
+
+#include "core/platform.h"
+
+namespace magnetar::platform {
+
+namespace {
+
+std::string errno_text() { return std::strerror(errno); }
+
+constexpr uint64_t kHugePage = 2ull << 20;
+
+// Reads the whole file into `dst` in chunks so progress can be reported and cancel honoured.
+Status read_all(int fd, const std::string& path, uint8_t* dst, uint64_t size,
+                FileBuffer::Progress progress, void* ctx, const bool* cancel) {
+  constexpr uint64_t kChunk = 64ull << 20;
+  uint64_t done = 0;
+  while (done < size) {
+    if (cancel && *cancel) return Status::error("loading cancelled");
+    uint64_t want = std::min(kChunk, size - done);
+    ssize_t got = ::pread(fd, dst + done, want, static_cast<off_t>(done));
+    if (got < 0) {
+      if (errno == EINTR) continue;
+      return Status::error(path + ": read failed: " + errno_text());
+    }
+    if (got == 0) return Status::error(path + ": file shrank while it was being read");
+    done += static_cast<uint64_t>(got);
+    if (progress) progress(ctx, done, size);
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
+FileBuffer::~FileBuffer() { close(); }
+
+FileBuffer::FileBuffer(FileBuffer&& other) noexcept { *this = std::move(other); }
+
+FileBuffer& FileBuffer::operator=(FileBuffer&& other) noexcept {
+  if (this != &other) {
+    close();
+    data_ = other.data_;
+    size_ = other.size_;
+    mapped_bytes_ = other.mapped_bytes_;
+    mode_ = other.mode_;
+    huge_pages_ = other.huge_pages_;
+    handle_ = other.handle_;
+    other.data_ = nullptr;
+    other.size_ = other.mapped_bytes_ = 0;
+    other.handle_ = nullptr;
+  }
+  return *this;
+}
+
+Status FileBuffer::open(const std::string& path, Mode mode, Progress progress, void* ctx,
+                        const bool* cancel) {
+  close();
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return Status::error(path + ": cannot open: " + errno_text());
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return Status::error(path + ": not a regular file");
+  }
+  uint64_t size = static_cast<uint64_t>(st.st_size);
+  if (size == 0) {
+    ::close(fd);
+    return Status::error(path + ": file is empty");
+  }
+  mode_ = mode;
+  if (mode == Mode::Map) {
+    void* p = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (p == MAP_FAILED) {
+      ::close(fd);
+      return Status::error(path + ": mmap failed: " + errno_text());
+    }
+    ::madvise(p, size, MADV_WILLNEED);
+    huge_pages_ = false;
+    // Touch every page once so the first token does not pay the page faults.
+    const volatile uint8_t* bytes = static_cast<const uint8_t*>(p);
+    for (uint64_t off = 0; off < size; off += 4096) {
+      (void)bytes[off];
+      if (progress && (off & ((64ull << 20) - 1)) == 0) progress(ctx, off, size);
+      if (cancel && *cancel && (off & ((64ull << 20) - 1)) == 0) {
+        ::munmap(p, size);
+        ::close(fd);
+        return Status::error("loading cancelled");
+      }
+    }
+    if (progress) progress(ctx, size, size);
+    data_ = static_cast<const uint8_t*>(p);
+    size_ = size;
+    mapped_bytes_ = size;
+    ::close(fd);
+    return Status::ok();
+  }
+  // Read mode: anonymous memory, transparent huge pages requested.
+  uint64_t reserve = (size + kHugePage - 1) / kHugePage * kHugePage;
+  void* p = ::mmap(nullptr, reserve, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) {
+    ::close(fd);
+    return Status::error(path + ": cannot allocate " + std::to_string(size >> 20) +
+                         " MiB for the model: " + errno_text());
+  }
+  huge_pages_ = ::madvise(p, reserve, MADV_HUGEPAGE) == 0;
+  Status s = read_all(fd, path, static_cast<uint8_t*>(p), size, progress, ctx, cancel);
+  ::close(fd);
+  if (!s) {
+    ::munmap(p, reserve);
+    return s;
+  }
+  data_ = static_cast<const uint8_t*>(p);
+  size_ = size;
+  mapped_bytes_ = reserve;
+  return Status::ok();
+}
+
+void FileBuffer::close() {
+  if (data_) ::munmap(const_cast<uint8_t*>(data_), mapped_bytes_);
+  data_ = nullptr;
+  size_ = mapped_bytes_ = 0;
+}
+
+Status file_size(const std::string& path, uint64_t* out) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return Status::error(path + ": " + errno_text());
+  if (!S_ISREG(st.st_mode)) return Status::error(path + ": not a regular file");
+  *out = static_cast<uint64_t>(st.st_size);
+  return Status::ok();
+}
+
+Status read_file_range(const std::string& path, uint64_t offset, void* dst, uint64_t bytes) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return Status::error(path + ": cannot open: " + errno_text());
+  uint64_t done = 0;
+  while (done < bytes) {
+    ssize_t got = ::pread(fd, static_cast<uint8_t*>(dst) + done, bytes - done,
+                          static_cast<off_t>(offset + done));
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) {
+      ::close(fd);
+      return Status::error(path + ": file is shorter than expected (truncated?)");
+    }
+    done += static_cast<uint64_t>(got);
+  }
+  ::close(fd);
+  return Status::ok();
+}
+
+Status rename_replace(const std::string& src, const std::string& dst) {
+  if (::rename(src.c_str(), dst.c_str()) != 0)
+    return Status::error("cannot rename " + src + " to " + dst + ": " + errno_text());
+  // Make the rename itself durable.
+  std::string dir = std::filesystem::path(dst).parent_path().string();
+  int dfd = ::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd >= 0) {
+    ::fsync(dfd);
+    ::close(dfd);
+  }
+  return Status::ok();
+}
+
+Status sync_file(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return Status::error(path + ": cannot open to sync: " + errno_text());
+  int rc = ::fsync(fd);
+  ::close(fd);
+  if (rc != 0) return Status::error(path + ": fsync failed: " + errno_text());
+  return Status::ok();
+}
+
+int process_id() { return static_cast<int>(::getpid()); }
+
+static std::string xdg_dir(const char* var, const char* fallback_under_home) {
+  std::string base;
+  if (const char* v = std::getenv(var); v && *v == '/') {
+    base = v;
+  } else {
+    const char* home = std::getenv("HOME");
+    base = std::string(home && *home ? home : "/tmp") + "/" + fallback_under_home;
+  }
+  std::string dir = base + "/magnetar";
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  return dir;
+}
+
+std::string user_data_dir() { return xdg_dir("XDG_DATA_HOME", ".local/share"); }
+std::string user_cache_dir() { return xdg_dir("XDG_CACHE_HOME", ".cache"); }
+
+double now_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+uint64_t current_resident_bytes() {
+  std::ifstream f("/proc/self/statm");
+  uint64_t pages = 0, resident = 0;
+  f >> pages >> resident;
+  return resident * static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+}
+
+uint64_t peak_resident_bytes() {
+  rusage ru{};
+  ::getrusage(RUSAGE_SELF, &ru);
+  return static_cast<uint64_t>(ru.ru_maxrss) * 1024;
+}
+
+double process_cpu_seconds() {
+  rusage ru{};
+  ::getrusage(RUSAGE_SELF, &ru);
+  return static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+         static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1e-6;
+}
+
+int physical_cores() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof(set), &set) == 0) {
+    int n = CPU_COUNT(&set);
+    if (n > 0) return n;
+  }
+  unsigned n = std::thread::hardware_concurrency();
+  return n ? static_cast<int>(n) : 1;
+}
+
+std::string cpu_brand() {
+  std::ifstream f("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(f, line)) {
+    if (line.rfind("model name", 0) == 0) {
+      size_t colon = line.find(':');
+      if (colon != std::string::npos) return line.substr(colon + 2);
+    }
+  }
+  return "unknown CPU";
+}
+
+void set_current_thread_affinity(int core) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(core, &set);
+  sched_setaffinity(0, sizeof(set), &set);
+}
+
+void* alloc_large(uint64_t bytes) {
+  if (bytes == 0) bytes = 64;
+  void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) return nullptr;
+  if (bytes >= kHugePage) ::madvise(p, bytes, MADV_HUGEPAGE);
+  return p;
+}
+
+void free_large(void* p, uint64_t bytes) {
+  if (p) ::munmap(p, bytes == 0 ? 64 : bytes);
+}
+
+}  // namespace magnetar::platform

@@ -1,0 +1,176 @@
+// The transformer forward pass for Llama-2, Gemma and Gemma 2, as Hugging Face transformers
+// defines them. One function handles a batch of tokens: a prefill batch goes through the
+// matrix–matrix kernels, a single decode token through the matrix–vector ones. The hot path
+// allocates, logs and fails nothing: every buffer lives in RunState.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "kernels/kernels.h"
+#include "model/model_impl.h"
+
+namespace magnetar {
+
+namespace {
+
+// y[n, w.rows] = x[n, w.cols] · wᵀ
+void linear(ThreadPool& pool, const ops::Matrix& w, const float* x, int n, float* y) {
+  if (n == 1)
+    ops::matvec(pool, w, x, y);
+  else
+    ops::matmul(pool, w, x, n, y);
+}
+
+void add_in_place(float* dst, const float* src, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) dst[i] += src[i];
+}
+
+void softcap_in_place(float* x, int64_t n, float cap) {
+  for (int64_t i = 0; i < n; ++i) x[i] = cap * std::tanh(x[i] / cap);
+}
+
+struct AttentionJob {
+  const Config* config;
+  RunState* state;
+  int layer, n_tokens, n_past;
+};
+
+// One (token, head) pair: scores over the visible cache rows, softmax, weighted sum of values.
+void attention_head(const AttentionJob& job, int t, int h, float* scores) {
+  const Config& c = *job.config;
+  const auto& k = kernels::active();
+  const int hd = c.head_dim;
+  const int qkv_stride = c.q_dim + 2 * c.kv_dim;
+  const int kv_head = h / (c.n_heads / c.n_kv_heads);
+  const int pos = job.n_past + t;
+  const int start = c.layer_slides(job.layer) ? std::max(0, pos - c.sliding_window + 1) : 0;
+  const float* q = job.state->qkv.get() + int64_t(t) * qkv_stride + int64_t(h) * hd;
+  const int64_t layer_base = int64_t(job.layer) * job.state->context * c.kv_dim;
+  const float* keys = job.state->key_cache.get() + layer_base + kv_head * hd;
+  const float* values = job.state->value_cache.get() + layer_base + kv_head * hd;
+
+  const int n_visible = pos - start + 1;
+  for (int j = 0; j < n_visible; ++j) {
+    float d;
+    k.dot_f32(q, keys + int64_t(start + j) * c.kv_dim, hd, &d);
+    d *= c.query_scale;
+    if (c.attn_softcap > 0) d = c.attn_softcap * std::tanh(d / c.attn_softcap);
+    scores[j] = d;
+  }
+  k.softmax(scores, n_visible);
+  float* out = job.state->att.get() + int64_t(t) * c.q_dim + int64_t(h) * hd;
+  std::memset(out, 0, sizeof(float) * hd);
+  for (int j = 0; j < n_visible; ++j)
+    k.axpy_f32(out, values + int64_t(start + j) * c.kv_dim, hd, &scores[j]);
+}
+
+}  // namespace
+
+void forward(Model::Impl& m, RunState& s, const int* tokens, int n, int n_past,
+             float* all_logits) {
+  const Config& c = m.config;
+  const Weights& w = m.weights;
+  ThreadPool& pool = *m.pool;
+  const auto& k = kernels::active();
+  const int dim = c.dim, hidden = c.hidden_dim, hd = c.head_dim, half = hd / 2;
+  const int qkv_stride = c.q_dim + 2 * c.kv_dim;
+  float* x = s.x.get();
+  float* xb = s.xb.get();
+  float* qkv = s.qkv.get();
+  float* gate_up = s.gate_up.get();
+  float* act = s.hidden.get();
+  const float eps = c.norm_eps;
+
+  // Token embeddings (Gemma scales them by sqrt(dim)).
+  for (int t = 0; t < n; ++t) {
+    ops::embedding_row(w.tok_embeddings, tokens[t], x + int64_t(t) * dim);
+    if (c.embed_scale_sqrt_dim) {
+      const float scale = std::sqrt(static_cast<float>(dim));
+      for (int i = 0; i < dim; ++i) x[int64_t(t) * dim + i] *= scale;
+    }
+  }
+
+  for (int l = 0; l < c.n_layers; ++l) {
+    const LayerWeights& L = w.layers[l];
+
+    // --- attention block ---
+    for (int t = 0; t < n; ++t)
+      k.rmsnorm(xb + int64_t(t) * dim, x + int64_t(t) * dim, L.attn_norm, dim, &eps);
+    linear(pool, L.wqkv, xb, n, qkv);
+    for (int t = 0; t < n; ++t) {
+      const int pos = n_past + t;
+      float* q = qkv + int64_t(t) * qkv_stride;
+      float* key = q + c.q_dim;
+      float* value = key + c.kv_dim;
+      const float* cos = m.rope_cos.data() + int64_t(pos) * half;
+      const float* sin = m.rope_sin.data() + int64_t(pos) * half;
+      k.rope(q, c.n_heads, hd, cos, sin);
+      k.rope(key, c.n_kv_heads, hd, cos, sin);
+      const int64_t row = (int64_t(l) * s.context + pos) * c.kv_dim;
+      std::memcpy(s.key_cache.get() + row, key, sizeof(float) * c.kv_dim);
+      std::memcpy(s.value_cache.get() + row, value, sizeof(float) * c.kv_dim);
+    }
+    AttentionJob job{&c, &s, l, n, n_past};
+    pool.parallel([&](int thread, int n_threads) {
+      int64_t begin, end;
+      ThreadPool::split(int64_t(n) * c.n_heads, 1, thread, n_threads, &begin, &end);
+      float* scores = s.scores.get() + int64_t(thread) * s.context;
+      for (int64_t i = begin; i < end; ++i)
+        attention_head(job, static_cast<int>(i / c.n_heads), static_cast<int>(i % c.n_heads),
+                       scores);
+    });
+    linear(pool, L.wo, s.att.get(), n, xb);
+    if (L.post_attn_norm)
+      for (int t = 0; t < n; ++t)
+        k.rmsnorm(xb + int64_t(t) * dim, xb + int64_t(t) * dim, L.post_attn_norm, dim, &eps);
+    add_in_place(x, xb, int64_t(n) * dim);
+
+    // --- feed-forward block ---
+    for (int t = 0; t < n; ++t)
+      k.rmsnorm(xb + int64_t(t) * dim, x + int64_t(t) * dim, L.ffn_norm, dim, &eps);
+    linear(pool, L.w_gate_up, xb, n, gate_up);
+    const kernels::GatedActFn gated =
+        c.activation == format::Activation::GeluTanh ? k.gelu_tanh_mul : k.silu_mul;
+    for (int t = 0; t < n; ++t) {
+      float* g = gate_up + int64_t(t) * 2 * hidden;
+      gated(g, g + hidden, hidden);
+      std::memcpy(act + int64_t(t) * hidden, g, sizeof(float) * hidden);
+    }
+    linear(pool, L.w_down, act, n, xb);
+    if (L.post_ffn_norm)
+      for (int t = 0; t < n; ++t)
+        k.rmsnorm(xb + int64_t(t) * dim, xb + int64_t(t) * dim, L.post_ffn_norm, dim, &eps);
+    add_in_place(x, xb, int64_t(n) * dim);
+  }
+
+  // --- final norm and LM head ---
+  if (all_logits) {
+    for (int t = 0; t < n; ++t)
+      k.rmsnorm(xb + int64_t(t) * dim, x + int64_t(t) * dim, w.output_norm, dim, &eps);
+    linear(pool, w.output, xb, n, all_logits);
+    if (c.final_softcap > 0) softcap_in_place(all_logits, int64_t(n) * c.vocab_size, c.final_softcap);
+  } else {
+    const int64_t last = int64_t(n - 1) * dim;
+    k.rmsnorm(xb, x + last, w.output_norm, dim, &eps);
+    ops::matvec(pool, w.output, xb, s.logits.get());
+    if (c.final_softcap > 0) softcap_in_place(s.logits.get(), c.vocab_size, c.final_softcap);
+  }
+}
+
+bool allocate_run_state(const Config& c, int context, int max_batch, int threads, RunState* s) {
+  s->max_batch = max_batch;
+  s->context = context;
+  const uint64_t b = static_cast<uint64_t>(max_batch);
+  const uint64_t cache = uint64_t(c.n_layers) * uint64_t(context) * uint64_t(c.kv_dim);
+  bool ok = s->x.allocate(b * c.dim) && s->xb.allocate(b * c.dim) &&
+            s->qkv.allocate(b * (c.q_dim + 2 * c.kv_dim)) && s->att.allocate(b * c.q_dim) &&
+            s->gate_up.allocate(b * 2 * c.hidden_dim) && s->hidden.allocate(b * c.hidden_dim) &&
+            s->scores.allocate(uint64_t(threads) * context) && s->logits.allocate(c.vocab_size) &&
+            s->key_cache.allocate(cache) && s->value_cache.allocate(cache);
+  if (!ok) return false;
+  s->sampler_probs.resize(c.vocab_size);
+  s->sampler_ids.resize(c.vocab_size);
+  return true;
+}
+
+}  // namespace magnetar

@@ -1,0 +1,253 @@
+// Model: loading and validating a model file, building the weight views, tokenizer and RoPE
+// tables; tokenization and chat-template helpers of the public API.
+#include <algorithm>
+#include <cmath>
+
+#include "kernels/kernels.h"
+#include "model/model_impl.h"
+#include "tokenizer/chat_template.h"
+
+namespace magnetar {
+
+const char* architecture_name(Architecture arch) {
+  switch (arch) {
+    case Architecture::Llama: return "llama";
+    case Architecture::Gemma: return "gemma";
+    case Architecture::Gemma2: return "gemma2";
+  }
+  return "unknown";
+}
+
+const char* chat_template_name(ChatTemplate t) {
+  switch (t) {
+    case ChatTemplate::None: return "none (plain completion)";
+    case ChatTemplate::Llama2: return "llama-2-chat";
+    case ChatTemplate::Gemma: return "gemma-it";
+  }
+  return "unknown";
+}
+
+const char* stop_reason_name(StopReason r) {
+  switch (r) {
+    case StopReason::None: return "none";
+    case StopReason::EndOfGeneration: return "end of generation";
+    case StopReason::MaxTokens: return "token limit";
+    case StopReason::Cancelled: return "stopped";
+    case StopReason::ContextFull: return "context full";
+    case StopReason::Error: return "error";
+  }
+  return "unknown";
+}
+
+namespace {
+
+constexpr int kDefaultContextCap = 4096;
+
+Config config_from_header(const format::FileHeader& h) {
+  Config c;
+  c.arch = static_cast<Architecture>(h.architecture);
+  c.n_layers = static_cast<int>(h.n_layers);
+  c.dim = static_cast<int>(h.dim);
+  c.hidden_dim = static_cast<int>(h.hidden_dim);
+  c.n_heads = static_cast<int>(h.n_heads);
+  c.n_kv_heads = static_cast<int>(h.n_kv_heads);
+  c.head_dim = static_cast<int>(h.head_dim);
+  c.vocab_size = static_cast<int>(h.vocab_size);
+  c.max_context = static_cast<int>(h.max_context);
+  c.q_dim = c.n_heads * c.head_dim;
+  c.kv_dim = c.n_kv_heads * c.head_dim;
+  c.norm_eps = h.norm_eps;
+  c.rope_theta = h.rope_theta;
+  c.query_scale = h.query_scale;
+  c.attn_softcap = h.attn_softcap;
+  c.final_softcap = h.final_softcap;
+  c.sliding_window = static_cast<int>(h.sliding_window);
+  c.sliding_period = static_cast<int>(h.sliding_window_period);
+  c.embed_scale_sqrt_dim = (h.flags & format::kFlagEmbedScaleSqrtDim) != 0;
+  c.post_norms = (h.flags & format::kFlagPostNorms) != 0;
+  c.tied_embeddings = (h.flags & format::kFlagTiedEmbeddings) != 0;
+  c.activation = static_cast<format::Activation>(h.activation);
+  return c;
+}
+
+ops::Matrix matrix_of(const format::TensorView& t) {
+  ops::Matrix m;
+  m.data = t.data;
+  m.dtype = t.dtype;
+  m.rows = static_cast<int64_t>(t.rows);
+  m.cols = static_cast<int64_t>(t.cols);
+  return m;
+}
+
+Status build_weights(const format::ModelFileView& v, const Config& c, Weights* w) {
+  auto matrix = [&](const std::string& name, ops::Matrix* out) -> Status {
+    const format::TensorView* t = v.find(name);
+    if (!t) return Status::error("missing tensor '" + name + "'");
+    if (t->dtype != format::DType::F32 && t->dtype != format::DType::F16)
+      return Status::error("tensor '" + name + "' has type " + format::dtype_name(t->dtype) +
+                           ", which this build cannot compute with yet");
+    *out = matrix_of(*t);
+    return Status::ok();
+  };
+  auto norm = [&](const std::string& name) -> const float* {
+    const format::TensorView* t = v.find(name);
+    return t ? reinterpret_cast<const float*>(t->data) : nullptr;
+  };
+  MAGNETAR_TRY(matrix("tok_embeddings", &w->tok_embeddings));
+  if (c.tied_embeddings)
+    w->output = w->tok_embeddings;
+  else
+    MAGNETAR_TRY(matrix("output", &w->output));
+  w->output_norm = norm("output_norm");
+  w->layers.resize(c.n_layers);
+  for (int l = 0; l < c.n_layers; ++l) {
+    const std::string p = "layers." + std::to_string(l) + ".";
+    LayerWeights& L = w->layers[l];
+    L.attn_norm = norm(p + "attn_norm");
+    L.ffn_norm = norm(p + "ffn_norm");
+    L.post_attn_norm = c.post_norms ? norm(p + "post_attn_norm") : nullptr;
+    L.post_ffn_norm = c.post_norms ? norm(p + "post_ffn_norm") : nullptr;
+    MAGNETAR_TRY(matrix(p + "wqkv", &L.wqkv));
+    MAGNETAR_TRY(matrix(p + "wo", &L.wo));
+    MAGNETAR_TRY(matrix(p + "w_gate_up", &L.w_gate_up));
+    MAGNETAR_TRY(matrix(p + "w_down", &L.w_down));
+  }
+  return Status::ok();
+}
+
+struct LoadProgress {
+  const LoadOptions* options;
+};
+
+void report_load_progress(void* ctx, uint64_t done, uint64_t total) {
+  auto* p = static_cast<LoadProgress*>(ctx);
+  if (p->options->on_progress) p->options->on_progress(done, total);
+}
+
+}  // namespace
+
+Model::Model(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Model::~Model() = default;
+
+Status Model::load(const std::string& path, const LoadOptions& options,
+                   std::unique_ptr<Model>* out) {
+  const double t0 = platform::now_seconds();
+  auto m = std::make_unique<Impl>();
+  LoadProgress progress{&options};
+  // FileBuffer polls a plain bool; mirror the atomic cancel flag through a local.
+  bool cancel_now = options.cancel && options.cancel->load();
+  const auto mode = options.mode == LoadMode::Map ? platform::FileBuffer::Mode::Map
+                                                  : platform::FileBuffer::Mode::Read;
+  MAGNETAR_TRY(m->file.open(path, mode, report_load_progress, &progress, &cancel_now));
+  MAGNETAR_TRY(format::parse_model_file(m->file.data(), m->file.size(), &m->view).with_context(path));
+  const format::FileHeader& h = m->view.header;
+  m->config = config_from_header(h);
+  Config& c = m->config;
+  MAGNETAR_TRY(build_weights(m->view, c, &m->weights).with_context(path));
+  MAGNETAR_TRY(m->tokenizer.load(m->view.tokenizer).with_context(path));
+  if (m->tokenizer.vocab_size() > c.vocab_size)
+    return Status::error(path + ": the tokenizer has " + std::to_string(m->tokenizer.vocab_size()) +
+                         " pieces but the model only " + std::to_string(c.vocab_size) + " logits");
+
+  int context = options.context_length > 0 ? options.context_length
+                                           : std::min(c.max_context, kDefaultContextCap);
+  if (context < 1) return Status::error("context length must be at least 1");
+  // RoPE tables, computed in double then rounded, as transformers does in float32.
+  const int half = c.head_dim / 2;
+  m->rope_cos.resize(size_t(context) * half);
+  m->rope_sin.resize(size_t(context) * half);
+  for (int i = 0; i < half; ++i) {
+    const float inv_freq = static_cast<float>(
+        1.0 / std::pow(static_cast<double>(c.rope_theta), (2.0 * i) / c.head_dim));
+    for (int pos = 0; pos < context; ++pos) {
+      const float angle = static_cast<float>(pos) * inv_freq;
+      m->rope_cos[size_t(pos) * half + i] = std::cos(angle);
+      m->rope_sin[size_t(pos) * half + i] = std::sin(angle);
+    }
+  }
+  for (int i = 0; i < h.n_eog_ids; ++i) m->eog_ids.push_back(h.eog_ids[i]);
+
+  m->requested_threads = options.threads;
+  m->pool = std::make_unique<ThreadPool>(options.threads > 0 ? options.threads
+                                                             : ThreadPool::default_threads());
+
+  ModelInfo& info = m->info;
+  info.arch = c.arch;
+  info.path = path;
+  info.n_layers = c.n_layers;
+  info.dim = c.dim;
+  info.hidden_dim = c.hidden_dim;
+  info.n_heads = c.n_heads;
+  info.n_kv_heads = c.n_kv_heads;
+  info.head_dim = c.head_dim;
+  info.vocab_size = c.vocab_size;
+  info.max_context = c.max_context;
+  info.context_length = context;
+  info.weight_type = format::dtype_name(m->weights.layers.empty() ? m->weights.tok_embeddings.dtype
+                                                                  : m->weights.layers[0].wqkv.dtype);
+  for (const auto& t : m->view.tensors) {
+    info.n_params += t.rows * t.cols;
+    // A decode step reads every tensor once, except the embedding table (one row) unless it is
+    // also the LM head.
+    if (t.name == "tok_embeddings" && !c.tied_embeddings)
+      info.weight_bytes_per_token += t.bytes / t.rows;
+    else
+      info.weight_bytes_per_token += t.bytes;
+  }
+  info.file_bytes = m->file.size();
+  info.kv_cache_bytes = uint64_t(2) * c.n_layers * uint64_t(context) * c.kv_dim * sizeof(float);
+  info.chat_template = static_cast<ChatTemplate>(h.chat_template_kind);
+  info.bos_id = h.bos_id;
+  info.eog_ids = m->eog_ids;
+  info.add_bos = (h.flags & format::kFlagAddBos) != 0;
+  info.load_mode = options.mode;
+  info.load_seconds = platform::now_seconds() - t0;
+  out->reset(new Model(std::move(m)));
+  return Status::ok();
+}
+
+const ModelInfo& Model::info() const { return impl_->info; }
+int Model::threads() const { return impl_->pool->size(); }
+
+void Model::set_threads(int n) {
+  n = n > 0 ? std::min(n, 256) : ThreadPool::default_threads();
+  if (n != impl_->pool->size()) impl_->pool = std::make_unique<ThreadPool>(n);
+  impl_->requested_threads = n;
+}
+
+Status Model::tokenize(std::string_view text, bool add_bos, std::vector<int>* out) const {
+  MAGNETAR_TRY(impl_->tokenizer.encode(text, out));
+  if (add_bos && impl_->info.bos_id >= 0) out->insert(out->begin(), impl_->info.bos_id);
+  return Status::ok();
+}
+
+std::string Model::token_piece(int token) const { return impl_->tokenizer.piece_text(token); }
+
+std::string Model::detokenize(const std::vector<int>& tokens) const {
+  return impl_->tokenizer.decode(tokens);
+}
+
+Status Model::apply_chat_template(const std::vector<ChatMessage>& messages,
+                                  bool add_generation_prompt, std::vector<int>* out) const {
+  const ModelInfo& info = impl_->info;
+  SpecialTokenText special;
+  // Control tokens have no text of their own: use their piece strings so that
+  // encode_with_special turns them back into ids.
+  auto piece_string = [&](int id) -> std::string {
+    return id >= 0 ? impl_->tokenizer.piece_string(id) : std::string();
+  };
+  special.bos = piece_string(info.bos_id);
+  special.eos = piece_string(info.eog_ids.empty() ? -1 : info.eog_ids[0]);
+  for (const auto& m : messages)
+    if (m.role != "system" && m.role != "user" && m.role != "assistant")
+      return Status::error("unknown chat role '" + m.role + "' (use system, user or assistant)");
+  std::string text = render_chat(info.chat_template, messages, add_generation_prompt, special,
+                                 info.add_bos);
+  return impl_->tokenizer.encode_with_special(text, out);
+}
+
+bool Model::is_end_of_generation(int token) const {
+  return std::find(impl_->eog_ids.begin(), impl_->eog_ids.end(), token) != impl_->eog_ids.end();
+}
+
+}  // namespace magnetar

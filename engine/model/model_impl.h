@@ -1,0 +1,109 @@
+// The model's internal structs (llama2.c style): Config from the file header, Weights as views
+// into the loaded file, RunState with every buffer a session needs, allocated once.
+#pragma once
+#include <memory>
+#include <vector>
+
+#include "core/platform.h"
+#include "core/thread_pool.h"
+#include "format/model_reader.h"
+#include "magnetar/engine.h"
+#include "ops/ops.h"
+#include "tokenizer/tokenizer.h"
+
+namespace magnetar {
+
+struct Config {
+  Architecture arch = Architecture::Llama;
+  int n_layers = 0, dim = 0, hidden_dim = 0, n_heads = 0, n_kv_heads = 0, head_dim = 0;
+  int vocab_size = 0, max_context = 0;
+  int q_dim = 0, kv_dim = 0;  // n_heads * head_dim, n_kv_heads * head_dim
+  float norm_eps = 1e-5f, rope_theta = 10000.f, query_scale = 1.f;
+  float attn_softcap = 0.f, final_softcap = 0.f;
+  int sliding_window = 0, sliding_period = 0;  // layer l slides when period && l % period == 0
+  bool embed_scale_sqrt_dim = false, post_norms = false, tied_embeddings = false;
+  format::Activation activation = format::Activation::Silu;
+
+  bool layer_slides(int layer) const {
+    return sliding_window > 0 && sliding_period > 0 && layer % sliding_period == 0;
+  }
+};
+
+struct LayerWeights {
+  const float* attn_norm;       // [dim]
+  ops::Matrix wqkv;             // [q_dim + 2 kv_dim, dim]
+  ops::Matrix wo;               // [dim, q_dim]
+  const float* post_attn_norm;  // [dim] (Gemma 2) or null
+  const float* ffn_norm;        // [dim]
+  ops::Matrix w_gate_up;        // [2 hidden_dim, dim]
+  ops::Matrix w_down;           // [dim, hidden_dim]
+  const float* post_ffn_norm;   // [dim] (Gemma 2) or null
+};
+
+struct Weights {
+  ops::Matrix tok_embeddings;  // [vocab, dim]
+  ops::Matrix output;          // [vocab, dim] (= tok_embeddings when tied)
+  const float* output_norm;    // [dim]
+  std::vector<LayerWeights> layers;
+};
+
+struct Model::Impl {
+  platform::FileBuffer file;
+  format::ModelFileView view;
+  Config config;
+  Weights weights;
+  Tokenizer tokenizer;
+  ModelInfo info;
+  std::unique_ptr<ThreadPool> pool;
+  int requested_threads = 0;
+  std::vector<float> rope_cos, rope_sin;  // [context_length, head_dim / 2]
+  std::vector<int> eog_ids;
+};
+
+// A float buffer from platform::alloc_large (64-byte aligned, zeroed).
+class LargeBuffer {
+ public:
+  LargeBuffer() = default;
+  ~LargeBuffer() { platform::free_large(ptr_, bytes_); }
+  LargeBuffer(const LargeBuffer&) = delete;
+  LargeBuffer& operator=(const LargeBuffer&) = delete;
+  bool allocate(uint64_t n_floats) {
+    bytes_ = std::max<uint64_t>(n_floats * sizeof(float), 64);
+    ptr_ = static_cast<float*>(platform::alloc_large(bytes_));
+    return ptr_ != nullptr;
+  }
+  float* get() const { return ptr_; }
+  uint64_t bytes() const { return bytes_; }
+
+ private:
+  float* ptr_ = nullptr;
+  uint64_t bytes_ = 0;
+};
+
+struct RunState {
+  int max_batch = 0;   // tokens per forward call
+  int context = 0;     // KV cache capacity in tokens
+  LargeBuffer x;       // [max_batch, dim] residual stream
+  LargeBuffer xb;      // [max_batch, dim] normed input / block output
+  LargeBuffer qkv;     // [max_batch, q_dim + 2 kv_dim]
+  LargeBuffer att;     // [max_batch, q_dim] attention output per head
+  LargeBuffer gate_up; // [max_batch, 2 hidden_dim]
+  LargeBuffer hidden;  // [max_batch, hidden_dim] activated FFN input
+  LargeBuffer scores;  // [threads, context] attention scores per worker
+  LargeBuffer logits;  // [vocab] logits of the last token
+  LargeBuffer key_cache;    // [n_layers, context, kv_dim]
+  LargeBuffer value_cache;  // [n_layers, context, kv_dim]
+  std::vector<float> sampler_probs;  // [vocab]
+  std::vector<int> sampler_ids;      // [vocab]
+};
+
+// Runs tokens[0..n) at positions n_past.. through the model. Writes the last token's logits to
+// state.logits, or every token's logits to all_logits ([n, vocab]) when it is not null.
+// n <= state.max_batch, n_past + n <= state.context.
+void forward(Model::Impl& model, RunState& state, const int* tokens, int n, int n_past,
+             float* all_logits);
+
+bool allocate_run_state(const Config& config, int context, int max_batch, int threads,
+                        RunState* state);
+
+}  // namespace magnetar
