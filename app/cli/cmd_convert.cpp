@@ -14,7 +14,7 @@ namespace magnetar::cli {
 namespace {
 
 std::atomic<bool> g_interrupted{false};
-extern "C" void on_interrupt(int) { g_interrupted.store(true); }
+void on_convert_interrupt(int) { g_interrupted.store(true); }
 
 const char kUsage[] =
     "magnetar-cli convert SRC OUT [--dtype f16|f32] [--tokenizer PATH]\n"
@@ -79,7 +79,7 @@ int run_convert(const std::vector<std::string>& raw_args) {
   };
   options.cancel = &g_interrupted;
   g_interrupted.store(false);
-  auto previous = std::signal(SIGINT, on_interrupt);
+  auto previous = std::signal(SIGINT, on_convert_interrupt);
 
   const auto start = std::chrono::steady_clock::now();
   Status status = convert_model(source, out, options);
