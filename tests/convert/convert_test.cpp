@@ -12,6 +12,7 @@
 
 #include "common/testdata.h"
 #include "convert_test_util.h"
+#include "format/model_reader.h"
 #include "magnetar/convert.h"
 #include "magnetar/engine.h"
 
@@ -85,6 +86,7 @@ struct FolderCase {
   const char* folder;
   WeightType type;
 };
+void PrintTo(const FolderCase& c, std::ostream* os) { *os << c.folder << " " << weight_type_name(c.type); }
 
 class ConvertFolderTest : public ConvertTest, public ::testing::WithParamInterface<FolderCase> {};
 
@@ -148,6 +150,12 @@ TEST_P(ConvertFolderTest, HeaderTensorsAndValuesMatchTheSource) {
     EXPECT_GE(e.offset, h.data_offset) << e.name;
   }
   EXPECT_EQ(m.find("output"), nullptr);  // tied
+  // The engine's validating reader accepts the file.
+  format::ModelFileView view;
+  Status parsed = format::parse_model_file(reinterpret_cast<const uint8_t*>(m.bytes.data()),
+                                           m.bytes.size(), &view);
+  EXPECT_TRUE(parsed.is_ok()) << parsed.message();
+  EXPECT_EQ(view.tensors.size(), m.table.size());
 
   // Every tensor with its shape and dtype, values against the source.
   const format::DType wdt = c.type == WeightType::F32 ? format::DType::F32 : format::DType::F16;
