@@ -189,7 +189,7 @@ void TopBar(UiState& ui, Conversation* chat) {
   AppState& app = *ui.app;
   const float s = ui.scale;
   ImGui::PushFont(ui.fonts.heading);
-  const std::string title = chat ? chat->title : std::string("Magnetar");
+  const std::string title = chat ? chat->title : std::string("Welcome");
   ImGui::TextUnformatted(title.c_str());
   ImGui::PopFont();
   if (chat && ImGui::IsItemHovered()) ImGui::SetTooltip("Double-click to rename");
@@ -199,9 +199,14 @@ void TopBar(UiState& ui, Conversation* chat) {
     ui.open_rename = true;
   }
 
-  // Right side: actions.
-  const float buttons_width = 330 * s;
-  ImGui::SameLine(std::max(ImGui::GetCursorPosX() + 20 * s, ImGui::GetWindowContentRegionMax().x - buttons_width));
+  // Right side: actions, right-aligned by their measured widths.
+  const char* dashboard_label = ui.show_dashboard ? "Hide stats" : "Live stats";
+  const char* labels[] = {"Chat settings", "Copy chat", "Export", dashboard_label};
+  float buttons_width = 0;
+  for (const char* label : labels)
+    buttons_width += ImGui::CalcTextSize(label).x + ImGui::GetStyle().FramePadding.x * 2 + ImGui::GetStyle().ItemSpacing.x;
+  ImGui::SameLine(std::max(ImGui::GetCursorPosX() + 20 * s,
+                           ImGui::GetWindowContentRegionMax().x - buttons_width + ImGui::GetStyle().ItemSpacing.x));
   ImGui::BeginDisabled(chat == nullptr);
   if (ImGui::Button("Chat settings")) ui.open_chat_settings = true;
   ImGui::SameLine();
@@ -220,7 +225,7 @@ void TopBar(UiState& ui, Conversation* chat) {
   }
   ImGui::EndDisabled();
   ImGui::SameLine();
-  if (ImGui::Button(ui.show_dashboard ? "Hide stats" : "Live stats")) ui.show_dashboard = !ui.show_dashboard;
+  if (ImGui::Button(dashboard_label)) ui.show_dashboard = !ui.show_dashboard;
 
   // Second row: the model chip and the context meter.
   ImGui::PushFont(ui.fonts.small);
@@ -466,7 +471,7 @@ void InputArea(UiState& ui) {
       ImGuiInputTextFlags_EnterReturnsTrue | ImGuiInputTextFlags_CtrlEnterForNewLine);
   ImGui::PopStyleVar(2);
   io.KeyCtrl = saved_ctrl;
-  if (ui.input.empty() && !ImGui::IsItemActive()) {
+  if (ui.input.empty()) {
     // Placeholder text (multiline boxes have no hint in ImGui 1.86).
     const ImVec2 p = ImGui::GetItemRectMin();
     ImGui::GetWindowDrawList()->AddText(ImVec2(p.x + 12 * s, p.y + 10 * s), colors::kDim,

@@ -18,12 +18,12 @@ void DrawSidebar(UiState& ui) {
   const ImVec2 p = ImGui::GetCursorScreenPos();
   ImDrawList* draw = ImGui::GetWindowDrawList();
   const float r = 9 * s;
-  const ImVec2 center(p.x + r + 2 * s, p.y + 14 * s);
+  const ImVec2 center(p.x + r * 1.9f, p.y + 14 * s);
   draw->AddCircleFilled(center, r * 1.9f, IM_COL32(124, 108, 255, 40), 32);
   draw->AddLine(ImVec2(center.x - r * 1.7f, center.y + r * 1.7f), ImVec2(center.x + r * 1.7f, center.y - r * 1.7f),
                 IM_COL32(170, 160, 255, 200), 2.0f * s);
   draw->AddCircleFilled(center, r * 0.75f, IM_COL32(235, 232, 255, 255), 24);
-  ImGui::SetCursorPosX(ImGui::GetCursorPosX() + 2 * r + 12 * s);
+  ImGui::SetCursorPosX(ImGui::GetCursorPosX() + 3.8f * r + 8 * s);
   ImGui::PushFont(ui.fonts.heading);
   ImGui::TextUnformatted("Magnetar");
   ImGui::PopFont();
