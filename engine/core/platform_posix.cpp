@@ -6,6 +6,7 @@
 #include <sys/types.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -209,17 +210,21 @@ double now_seconds() {
   return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
 }
 
-uint64_t current_resident_bytes() {
-  std::ifstream f("/proc/self/statm");
-  uint64_t pages = 0, resident = 0;
-  f >> pages >> resident;
-  return resident * static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+// Both figures come from /proc/self/status, so peak >= current always holds (getrusage's
+// ru_maxrss is updated lazily and can lag behind the current RSS).
+static uint64_t proc_status_kib(const char* field) {
+  std::ifstream f("/proc/self/status");
+  std::string line;
+  const size_t len = std::strlen(field);
+  while (std::getline(f, line))
+    if (line.compare(0, len, field) == 0) return std::strtoull(line.c_str() + len, nullptr, 10);
+  return 0;
 }
 
+uint64_t current_resident_bytes() { return proc_status_kib("VmRSS:") * 1024; }
+
 uint64_t peak_resident_bytes() {
-  rusage ru{};
-  ::getrusage(RUSAGE_SELF, &ru);
-  return static_cast<uint64_t>(ru.ru_maxrss) * 1024;
+  return std::max(proc_status_kib("VmHWM:"), proc_status_kib("VmRSS:")) * 1024;
 }
 
 double process_cpu_seconds() {

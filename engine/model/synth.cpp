@@ -1,6 +1,7 @@
 // Synthetic model files (see synth.h): published shapes, seeded noise, written atomically.
 #include "model/synth.h"
 
+#include <algorithm>
 #include <cmath>
 #include <memory>
 #include <vector>
@@ -155,37 +156,39 @@ uint64_t parameter_count(const Spec& spec) {
 
 // ---- Vocabulary -----------------------------------------------------------------------------
 
-std::string vocabulary_proto(const Spec& spec) {
-  using tokenizer::SentencePiece;
+Status vocabulary_proto(const Spec& spec, std::string* out) {
+  using spm::PieceType;
   const SpecialIds ids = special_ids(spec);
-  std::vector<SentencePiece> pieces(static_cast<size_t>(spec.vocab_size));
-  auto set = [&](int id, std::string text, SentencePiece::Type type) {
-    pieces[static_cast<size_t>(id)].piece = std::move(text);
-    pieces[static_cast<size_t>(id)].type = type;
-    pieces[static_cast<size_t>(id)].score = 0.0f;
-  };
+  const bool gemma_names = ids.pad >= 0;
+  spm::ModelSpec model;
+  model.pieces.resize(static_cast<size_t>(spec.vocab_size));
+  model.unk_id = ids.unk, model.bos_id = ids.bos, model.eos_id = ids.eos, model.pad_id = ids.pad;
+  model.add_dummy_prefix = !gemma_names;  // Gemma's tokenizer has no dummy prefix
   int next_filler = 0;
   for (int id = 0; id < spec.vocab_size; ++id) {
     static const char kHex[] = "0123456789ABCDEF";
+    spm::VocabPiece& p = model.pieces[static_cast<size_t>(id)];
     const int byte = id - ids.first_byte;
-    if (id == ids.unk) set(id, "<unk>", SentencePiece::Type::Unknown);
-    else if (id == ids.bos) set(id, ids.pad >= 0 ? "<bos>" : "<s>", SentencePiece::Type::Control);
-    else if (id == ids.eos) set(id, ids.pad >= 0 ? "<eos>" : "</s>", SentencePiece::Type::Control);
-    else if (id == ids.pad) set(id, "<pad>", SentencePiece::Type::Control);
-    else if (id == ids.start_of_turn) set(id, "<start_of_turn>", SentencePiece::Type::UserDefined);
-    else if (id == ids.end_of_turn) set(id, "<end_of_turn>", SentencePiece::Type::UserDefined);
+    p.type = PieceType::Control;
+    if (id == ids.unk) p.piece = "<unk>", p.type = PieceType::Unknown;
+    else if (id == ids.bos) p.piece = gemma_names ? "<bos>" : "<s>";
+    else if (id == ids.eos) p.piece = gemma_names ? "<eos>" : "</s>";
+    else if (id == ids.pad) p.piece = "<pad>";
+    else if (id == ids.start_of_turn) p.piece = "<start_of_turn>", p.type = PieceType::UserDefined;
+    else if (id == ids.end_of_turn) p.piece = "<end_of_turn>", p.type = PieceType::UserDefined;
     else if (byte >= 0 && byte < 256)
-      set(id, std::string("<0x") + kHex[byte >> 4] + kHex[byte & 15] + ">",
-          SentencePiece::Type::Byte);
-    else if (id < ids.first_byte)  // Gemma's reserved range (<mask>, <unused…>)
-      set(id, "<unused" + std::to_string(id) + ">", SentencePiece::Type::Control);
+      p.piece = std::string("<0x") + kHex[byte >> 4] + kHex[byte & 15] + ">",
+      p.type = PieceType::Byte;
+    else if (id < ids.first_byte)  // Gemma's reserved range (<mask>, unused slots)
+      p.piece = "<unused" + std::to_string(id) + ">";
     else {
-      // Distinct, never-merging filler: "▁s<n>" with falling scores.
-      set(id, "\xE2\x96\x81s" + std::to_string(next_filler), SentencePiece::Type::Normal);
-      pieces[static_cast<size_t>(id)].score = -static_cast<float>(++next_filler);
+      // Distinct filler pieces "▁s<n>" with falling scores.
+      p.piece = "\xE2\x96\x81s" + std::to_string(next_filler);
+      p.type = PieceType::Normal;
+      p.score = -static_cast<float>(++next_filler);
     }
   }
-  return tokenizer::build_sentencepiece_model(pieces);
+  return spm::build_sentencepiece_model(model, out);
 }
 
 // ---- Noise ----------------------------------------------------------------------------------
@@ -216,9 +219,10 @@ void fill_f16(uint64_t seed, uint64_t tensor_index, float scale, uint64_t first,
   std::unique_ptr<uint16_t[]> levels(new uint16_t[65536]);
   for (uint32_t u = 0; u < 65536; ++u) levels[u] = kernels::f32_to_f16_scalar(scale * unit(u));
   const uint64_t key = stream_key(seed, tensor_index);
+  uint64_t word = mix(key + first / 4);
   for (uint64_t i = 0; i < count; ++i) {
     const uint64_t e = first + i;
-    const uint64_t word = mix(key + e / 4);
+    if (e % 4 == 0) word = mix(key + e / 4);  // four values per 64-bit word
     out[i] = levels[(word >> (16 * (e % 4))) & 0xFFFF];
   }
 }
@@ -226,9 +230,10 @@ void fill_f16(uint64_t seed, uint64_t tensor_index, float scale, uint64_t first,
 void fill_f32(uint64_t seed, uint64_t tensor_index, float scale, uint64_t first, uint64_t count,
               float* out) {
   const uint64_t key = stream_key(seed, tensor_index);
+  uint64_t word = mix(key + first / 4);
   for (uint64_t i = 0; i < count; ++i) {
     const uint64_t e = first + i;
-    const uint64_t word = mix(key + e / 4);
+    if (e % 4 == 0) word = mix(key + e / 4);
     out[i] = scale * unit(static_cast<uint32_t>((word >> (16 * (e % 4))) & 0xFFFF));
   }
 }
@@ -240,33 +245,42 @@ Status write_model(const Spec& spec, const Options& options, const std::string& 
     return Status::error(std::string("synthetic models are F16 or F32, not ") +
                          format::dtype_name(options.dtype));
   const std::vector<format::TensorDecl> decls = tensor_decls(spec, options.dtype);
+  std::string vocabulary;
+  MAGNETAR_TRY(vocabulary_proto(spec, &vocabulary).with_context("synthetic vocabulary"));
   std::unique_ptr<format::ModelWriter> writer;
-  MAGNETAR_TRY(format::ModelWriter::create(path, make_header(spec), decls, vocabulary_proto(spec),
-                                           "", &writer));
+  MAGNETAR_TRY(format::ModelWriter::create(path, make_header(spec), decls, vocabulary, "", &writer));
   uint64_t total = 0, done = 0;
   for (const auto& d : decls) total += format::tensor_bytes(d.dtype, d.rows, d.cols);
 
-  std::vector<uint8_t> buffer;  // one tensor at a time
+  // Streamed in parts of kChunkValues values: memory stays a few MiB whatever the model size.
+  constexpr uint64_t kChunkValues = uint64_t(4) << 20;
+  std::vector<float> f32(kChunkValues);
+  std::vector<uint16_t> f16(kChunkValues);
   for (size_t t = 0; t < decls.size(); ++t) {
     const format::TensorDecl& d = decls[t];
     const uint64_t count = d.rows * d.cols;
-    const uint64_t bytes = format::tensor_bytes(d.dtype, d.rows, d.cols);
-    buffer.resize(bytes);
-    if (d.n_dims == 1) {
-      // Norm multipliers: ones, so activations keep a sane scale through the layers.
-      float* values = reinterpret_cast<float*>(buffer.data());
-      for (uint64_t i = 0; i < count; ++i) values[i] = 1.0f;
-    } else {
-      // Uniform in ±1/sqrt(cols): each output of a matrix-vector product stays O(|x|).
-      const float scale = 1.0f / std::sqrt(static_cast<float>(d.cols));
-      if (d.dtype == format::DType::F16)
-        fill_f16(options.seed, t, scale, 0, count, reinterpret_cast<uint16_t*>(buffer.data()));
-      else
-        fill_f32(options.seed, t, scale, 0, count, reinterpret_cast<float*>(buffer.data()));
+    // Matrices: uniform in ±1/sqrt(cols), so each output of a matrix-vector product stays O(|x|).
+    // Norm multipliers: ones, so activations keep a sane scale through the layers.
+    const float scale = 1.0f / std::sqrt(static_cast<float>(d.cols));
+    for (uint64_t first = 0; first < count; first += kChunkValues) {
+      const uint64_t n = std::min(kChunkValues, count - first);
+      const void* data = nullptr;
+      uint64_t bytes = 0;
+      if (d.n_dims == 1) {
+        std::fill(f32.begin(), f32.begin() + static_cast<ptrdiff_t>(n), 1.0f);
+        data = f32.data(), bytes = n * sizeof(float);
+      } else if (d.dtype == format::DType::F16) {
+        fill_f16(options.seed, t, scale, first, n, f16.data());
+        data = f16.data(), bytes = n * sizeof(uint16_t);
+      } else {
+        fill_f32(options.seed, t, scale, first, n, f32.data());
+        data = f32.data(), bytes = n * sizeof(float);
+      }
+      const uint64_t offset = first * (d.dtype == format::DType::F16 ? 2 : 4);
+      MAGNETAR_TRY(writer->write_tensor_part(t, offset, data, bytes).with_context(d.name));
+      done += bytes;
+      if (options.on_progress) options.on_progress(done, total);
     }
-    MAGNETAR_TRY(writer->write_tensor(t, buffer.data(), bytes).with_context(d.name));
-    done += bytes;
-    if (options.on_progress) options.on_progress(done, total);
   }
   return writer->commit();
 }

@@ -3,8 +3,8 @@
 // depend only on the shapes and types, never on the values, so these files are honest stand-ins
 // for benchmarks without downloading anything. They are NOT language models: they produce noise.
 //
-// Written tensor by tensor through format::ModelWriter (temporary file + rename), so only one
-// tensor is ever held in memory (the largest is the embedding table: 1 GB for Gemma-2B in F16).
+// Streamed through format::ModelWriter in parts of a few MiB (temporary file + rename): memory
+// use does not grow with the model (Gemma-2B F16 is 5 GB on disk).
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -48,12 +48,12 @@ std::vector<format::TensorDecl> tensor_decls(const Spec& spec, format::DType dty
 uint64_t parameter_count(const Spec& spec);
 // Serialized SentencePiece ModelProto with exactly spec.vocab_size pieces: the special tokens,
 // 256 byte-fallback pieces, then filler pieces "▁s<n>".
-std::string vocabulary_proto(const Spec& spec);
+Status vocabulary_proto(const Spec& spec, std::string* out);
 
 struct Options {
   format::DType dtype = format::DType::F16;  // F16 or F32
   uint64_t seed = 0;
-  // (bytes written, total bytes), called between chunks.
+  // (bytes written, total bytes), called after each part.
   std::function<void(uint64_t done, uint64_t total)> on_progress;
 };
 
