@@ -171,10 +171,13 @@ unpatch_spm() { cd "$spm_src" && patch -R -p1 <debian/patches/disable-static-lib
 step sentencepiece-unpatch unpatch_spm
 step sentencepiece cmake_cross "$spm_src" "$work/build-spm" \
   -DSPM_ENABLE_SHARED=OFF -DSPM_ENABLE_TCMALLOC=OFF -DSPM_USE_BUILTIN_PROTOBUF=ON \
-  -DSPM_BUILD_TEST=OFF -DCMAKE_INSTALL_LIBDIR=lib -DCMAKE_INSTALL_INCDIR=include
-[ -f "$prefix/lib/pkgconfig/sentencepiece.pc" ] || die "sentencepiece.pc was not installed"
+  -DSPM_BUILD_TEST=OFF -DCMAKE_INSTALL_LIBDIR=lib -DCMAKE_INSTALL_INCDIR=include \
+  -DCMAKE_INSTALL_INCLUDEDIR=include
+spm_cflags=$(PKG_CONFIG_LIBDIR="$prefix/lib/pkgconfig" pkg-config --cflags-only-I sentencepiece)
+[ -f "${spm_cflags#-I}/sentencepiece_processor.h" ] || die "sentencepiece.pc points to the wrong headers ($spm_cflags)"
 # Windows executables of the sentencepiece tools are not needed.
 rm -f "$prefix"/bin/spm_*.exe
+rmdir "$prefix/bin" 2>/dev/null || true
 
 # --- licences of everything linked into the executables, for the installer ---
 copy_licences() {

@@ -2,6 +2,8 @@
 // gives the same draws, and the repetition penalty pushes repeated tokens down.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include <map>
 #include <vector>
 
