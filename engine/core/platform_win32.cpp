@@ -244,7 +244,7 @@ void FileBuffer::close() {
 }
 
 Status FileBuffer::open(const std::string& path, Mode mode, Progress progress, void* progress_ctx,
-                        const bool* cancel) {
+                        const std::atomic<bool>* cancel) {
   close();
   mode_ = mode;
   std::wstring wide;
@@ -305,7 +305,7 @@ Status FileBuffer::open(const std::string& path, Mode mode, Progress progress, v
   constexpr uint64_t kChunkBytes = 16ull << 20;  // progress and cancel granularity
   uint64_t done = 0;
   while (done < bytes) {
-    if (cancel && *cancel) {
+    if (cancel && cancel->load(std::memory_order_relaxed)) {
       VirtualFree(buffer, 0, MEM_RELEASE);
       return Status::error("cancelled reading '" + path + "'");
     }

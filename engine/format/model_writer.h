@@ -30,6 +30,9 @@ class ModelWriter {
 
   // data: exactly tensor_bytes(dtype, rows, cols) bytes, already in the declared dtype.
   Status write_tensor(size_t index, const void* data, uint64_t bytes);
+  // Streaming form: the tensor's bytes in consecutive parts, `offset` = bytes of it written so far
+  // (parts must come in order). The tensor is complete when the parts add up to its size.
+  Status write_tensor_part(size_t index, uint64_t offset, const void* data, uint64_t bytes);
   // All tensors written? fsync, close, rename onto the final path.
   Status commit();
 

@@ -36,10 +36,16 @@ struct SourceSummary {
   uint64_t n_params = 0;
   uint64_t source_bytes = 0;
   int n_layers = 0, dim = 0, vocab_size = 0, max_context = 0;
+  // For predicted_model_file_bytes: tensors in the output, parameters stored as F32 norms
+  // whatever the weight type, and tokenizer + chat template bytes.
+  int n_tensors = 0;
+  uint64_t n_norm_params = 0;
+  uint64_t tokenizer_bytes = 0;
 };
 
 Status inspect_source(const std::string& source_path, SourceSummary* out);
-// Size in bytes of the model file a conversion to `type` would produce.
+// Size in bytes of the model file a conversion to `type` would produce: an upper bound, at most
+// 63 bytes per tensor above the real size (tensor padding).
 uint64_t predicted_model_file_bytes(const SourceSummary& summary, WeightType type);
 
 Status convert_model(const std::string& source_path, const std::string& out_path,

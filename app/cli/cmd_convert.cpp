@@ -1,0 +1,97 @@
+// `magnetar-cli convert SRC OUT [--dtype f16|f32] [--tokenizer PATH]`: a Hugging Face folder or a
+// llama2.c checkpoint to a Magnetar model file. Shows a progress bar on a terminal and plain
+// progress lines otherwise; Ctrl-C cancels cleanly (nothing is left behind).
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+
+#include "cli.h"
+#include "magnetar/convert.h"
+
+namespace magnetar::cli {
+namespace {
+
+
+const char kUsage[] =
+    "magnetar-cli convert SRC OUT [--dtype f16|f32] [--tokenizer PATH]\n"
+    "  SRC   a Hugging Face model folder (config.json, *.safetensors, tokenizer.model) or a\n"
+    "        llama2.c checkpoint (.bin)\n"
+    "  OUT   the Magnetar model file to write (replaced atomically when done)\n"
+    "  --dtype f16|f32    type of the weight matrices (default f16; norms stay f32)\n"
+    "  --tokenizer PATH   llama2.c only: tokenizer.model or tok*.bin (default: found beside SRC)";
+
+std::string megabytes(uint64_t bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.1f MB", static_cast<double>(bytes) / 1e6);
+  return buf;
+}
+
+int run_convert(const std::vector<std::string>& raw_args);
+
+const Command kCommand{"convert", "convert a Hugging Face folder or llama2.c checkpoint", kUsage,
+                       run_convert};
+const CommandRegistration kRegistration(kCommand);
+
+int run_convert(const std::vector<std::string>& raw_args) {
+  Args args(raw_args, {"--dtype", "--tokenizer"});
+  if (!args.ok()) return usage_error(kCommand, args.error());
+  if (std::string u = args.unknown_option({"--dtype", "--tokenizer"}); !u.empty())
+    return usage_error(kCommand, "unknown option " + u);
+  if (args.positional().size() != 2) return usage_error(kCommand, "needs SRC and OUT");
+  const std::string& source = args.positional()[0];
+  const std::string& out = args.positional()[1];
+
+  ConvertOptions options;
+  const std::string dtype = args.get({"--dtype"}, "f16");
+  if (!parse_weight_type(dtype, &options.weight_type) ||
+      (options.weight_type != WeightType::F16 && options.weight_type != WeightType::F32))
+    return usage_error(kCommand, "--dtype must be f16 or f32, not '" + dtype + "'");
+  options.tokenizer_path = args.get({"--tokenizer"});
+
+  const bool terminal = stdout_is_terminal();
+  int last_step = -1;
+  bool bar_drawn = false;
+  options.on_progress = [&](const ConvertProgress& p) {
+    if (p.bytes_total == 0) return;
+    const double fraction = static_cast<double>(p.bytes_done) / static_cast<double>(p.bytes_total);
+    if (terminal) {
+      const int width = 40, filled = static_cast<int>(fraction * width);
+      const int percent = static_cast<int>(fraction * 100);
+      if (percent == last_step && p.bytes_done != p.bytes_total) return;
+      last_step = percent;
+      std::printf("\r[%.*s%*s] %3d%%  %s / %s ", filled,
+                  "########################################", width - filled, "", percent,
+                  megabytes(p.bytes_done).c_str(), megabytes(p.bytes_total).c_str());
+      std::fflush(stdout);
+      bar_drawn = true;
+    } else {
+      const int step = static_cast<int>(fraction * 10);  // a line per 10%
+      if (step == last_step) return;
+      last_step = step;
+      std::printf("converting: %3d%% (%s of %s)\n", step * 10, megabytes(p.bytes_done).c_str(),
+                  megabytes(p.bytes_total).c_str());
+      std::fflush(stdout);
+    }
+  };
+  options.cancel = &interrupt_flag();
+  clear_interrupt();
+  install_interrupt_handler();
+
+  const auto start = std::chrono::steady_clock::now();
+  Status status = convert_model(source, out, options);
+  if (bar_drawn) std::printf("\n");
+  if (!status) {
+    std::fflush(stdout);
+    std::cerr << "magnetar-cli convert: " << status.message() << "\n";
+    return 1;
+  }
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::printf("wrote %s (%s weights) in %.2f s\n", out.c_str(),
+              weight_type_name(options.weight_type), seconds);
+  return 0;
+}
+
+}  // namespace
+}  // namespace magnetar::cli

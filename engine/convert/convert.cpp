@@ -1,0 +1,272 @@
+// The converter's public API (magnetar/convert.h): plan the source (HF folder or llama2.c
+// checkpoint), then stream every planned tensor chunk by chunk — read, widen to FP32, permute
+// llama2.c q/k rows, fold Gemma's norm offset, narrow to the output type — into the model writer.
+// Peak extra memory is a few chunk buffers (kChunkBytes each), whatever the model size.
+#include "magnetar/convert.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <vector>
+
+#include "convert/half_float.h"
+#include "convert/input_file.h"
+#include "convert/plan.h"
+#include "format/model_writer.h"
+
+namespace magnetar {
+
+using convert::ConversionPlan;
+using convert::PlannedTensor;
+using convert::SourceDType;
+using convert::SourceRange;
+
+namespace {
+
+constexpr uint64_t kChunkBytes = 8ull << 20;  // source bytes read per step
+
+Status plan_source(const std::string& source, const std::string& tokenizer_path,
+                   ConversionPlan* plan) {
+  if (convert::is_directory(source)) return convert::plan_hf_folder(source, plan);
+  if (convert::is_regular_file(source)) {
+    std::string name = convert::file_name(source);
+    if (name == "config.json" || name.find(".safetensors") != std::string::npos)
+      return convert::plan_hf_folder(convert::parent_dir(source), plan);
+    return convert::plan_llama2c(source, tokenizer_path, plan);
+  }
+  return Status::error(source + ": not found (expected a Hugging Face model folder or a "
+                       "llama2.c .bin checkpoint)");
+}
+
+bool cancelled(const ConvertOptions& options) {
+  return options.cancel && options.cancel->load(std::memory_order_relaxed);
+}
+
+Status cancelled_error() { return Status::error("conversion cancelled"); }
+
+// Widens n source elements to FP32.
+void widen(SourceDType dtype, const uint8_t* src, float* dst, uint64_t n) {
+  switch (dtype) {
+    case SourceDType::F32: std::memcpy(dst, src, n * 4); break;
+    case SourceDType::F16:
+      for (uint64_t i = 0; i < n; ++i) {
+        uint16_t h;
+        std::memcpy(&h, src + 2 * i, 2);
+        dst[i] = convert::f16_to_f32(h);
+      }
+      break;
+    case SourceDType::BF16:
+      for (uint64_t i = 0; i < n; ++i) {
+        uint16_t h;
+        std::memcpy(&h, src + 2 * i, 2);
+        dst[i] = convert::bf16_to_f32(h);
+      }
+      break;
+    case SourceDType::Other: break;  // rejected while planning
+  }
+}
+
+// llama2.c (Meta) interleaved RoPE rows → Hugging Face rotate-half rows, per head:
+// hf[j * half + i] = meta[2 i + j] for i < head_dim / 2, j ∈ {0, 1}
+// (the permutation transformers' convert_llama_weights_to_hf.py applies to Meta checkpoints).
+void interleaved_to_rotate_half(const float* src, float* dst, uint64_t n_heads, uint64_t head_dim,
+                                uint64_t cols) {
+  const uint64_t half = head_dim / 2;
+  for (uint64_t h = 0; h < n_heads; ++h)
+    for (uint64_t i = 0; i < half; ++i)
+      for (uint64_t j = 0; j < 2; ++j)
+        std::memcpy(dst + (h * head_dim + j * half + i) * cols,
+                    src + (h * head_dim + 2 * i + j) * cols, cols * 4);
+}
+
+format::DType output_dtype(const PlannedTensor& t, format::DType weight_dtype) {
+  return t.is_norm ? format::DType::F32 : weight_dtype;
+}
+
+class OpenFiles {
+ public:
+  Status get(const std::string& path, convert::InputFile** out) {
+    auto it = files_.find(path);
+    if (it == files_.end()) {
+      auto f = std::make_unique<convert::InputFile>();
+      MAGNETAR_TRY(f->open(path));
+      it = files_.emplace(path, std::move(f)).first;
+    }
+    *out = it->second.get();
+    return Status::ok();
+  }
+
+ private:
+  std::map<std::string, std::unique_ptr<convert::InputFile>> files_;
+};
+
+Status run_plan(const ConversionPlan& plan, const std::string& out_path, format::DType weight_dtype,
+                const ConvertOptions& options) {
+  ConvertProgress progress;
+  progress.bytes_total = plan.bytes_to_read;
+  auto report = [&](const std::string& stage) {
+    if (!options.on_progress) return;
+    progress.stage = stage;
+    options.on_progress(progress);
+  };
+
+  std::vector<format::TensorDecl> decls;
+  for (const PlannedTensor& t : plan.tensors)
+    decls.push_back({t.name, output_dtype(t, weight_dtype), t.rows, t.cols, t.n_dims});
+  std::unique_ptr<format::ModelWriter> writer;
+  MAGNETAR_TRY(format::ModelWriter::create(out_path, plan.header, decls, plan.tokenizer,
+                                           plan.chat_template, &writer));
+
+  OpenFiles files;
+  std::vector<uint8_t> raw;
+  std::vector<float> wide, permuted;
+  std::vector<uint8_t> encoded;
+  for (size_t ti = 0; ti < plan.tensors.size(); ++ti) {
+    const PlannedTensor& t = plan.tensors[ti];
+    if (cancelled(options)) return cancelled_error();
+    report("tensor " + t.name);
+    const format::DType dtype = decls[ti].dtype;
+    uint64_t written = 0;
+    for (const SourceRange& part : t.parts) {
+      convert::InputFile* file = nullptr;
+      MAGNETAR_TRY(files.get(part.file, &file));
+      const uint64_t esize = convert::source_dtype_bytes(part.dtype);
+      const uint64_t row_bytes = part.cols * esize;
+      // Rows per chunk; whole heads when the rows get permuted.
+      const uint64_t head_rows = part.interleaved_rope_heads ? part.rows / part.interleaved_rope_heads : 1;
+      uint64_t chunk_rows = std::max<uint64_t>(1, kChunkBytes / row_bytes);
+      chunk_rows = std::max<uint64_t>(head_rows, chunk_rows / head_rows * head_rows);
+      for (uint64_t row = 0; row < part.rows; row += chunk_rows) {
+        if (cancelled(options)) return cancelled_error();
+        const uint64_t rows = std::min(chunk_rows, part.rows - row);
+        const uint64_t n = rows * part.cols;
+        raw.resize(rows * row_bytes);
+        MAGNETAR_TRY(file->read_at(part.offset + row * row_bytes, raw.data(), raw.size())
+                         .with_context("tensor " + part.name));
+        wide.resize(n);
+        widen(part.dtype, raw.data(), wide.data(), n);
+        const float* values = wide.data();
+        if (part.interleaved_rope_heads) {
+          permuted.resize(n);
+          interleaved_to_rotate_half(wide.data(), permuted.data(), rows / head_rows, head_rows,
+                                     part.cols);
+          values = permuted.data();
+        }
+        if (t.add != 0.0f)
+          for (uint64_t i = 0; i < n; ++i) wide[i] += t.add;  // only norms; never permuted
+        const void* out = values;
+        uint64_t out_bytes = n * 4;
+        if (dtype == format::DType::F16) {
+          encoded.resize(n * 2);
+          for (uint64_t i = 0; i < n; ++i) {
+            uint16_t h = convert::f32_to_f16(values[i]);
+            std::memcpy(encoded.data() + 2 * i, &h, 2);
+          }
+          out = encoded.data();
+          out_bytes = n * 2;
+        }
+        MAGNETAR_TRY(writer->write_tensor_part(ti, written, out, out_bytes));
+        written += out_bytes;
+        progress.bytes_done += rows * row_bytes;
+        report("tensor " + t.name);
+      }
+    }
+  }
+  if (cancelled(options)) return cancelled_error();
+  report("writing " + out_path);
+  MAGNETAR_TRY(writer->commit());
+  report("done");
+  return Status::ok();
+}
+
+Status weight_dtype_for(WeightType type, format::DType* out) {
+  switch (type) {
+    case WeightType::F32: *out = format::DType::F32; return Status::ok();
+    case WeightType::F16: *out = format::DType::F16; return Status::ok();
+    case WeightType::Q8_0:
+    case WeightType::Q4_0: break;
+  }
+  return Status::error(std::string("weight type ") + weight_type_name(type) +
+                       " is not supported by the converter (use f16 or f32)");
+}
+
+}  // namespace
+
+const char* weight_type_name(WeightType type) {
+  switch (type) {
+    case WeightType::F32: return "f32";
+    case WeightType::F16: return "f16";
+    case WeightType::Q8_0: return "q8_0";
+    case WeightType::Q4_0: return "q4_0";
+  }
+  return "unknown";
+}
+
+bool parse_weight_type(const std::string& name, WeightType* out) {
+  std::string n = name;
+  std::transform(n.begin(), n.end(), n.begin(), [](unsigned char c) { return std::tolower(c); });
+  for (WeightType t : {WeightType::F32, WeightType::F16, WeightType::Q8_0, WeightType::Q4_0})
+    if (n == weight_type_name(t)) {
+      *out = t;
+      return true;
+    }
+  return false;
+}
+
+Status inspect_source(const std::string& source_path, SourceSummary* out) {
+  *out = SourceSummary{};
+  ConversionPlan plan;
+  MAGNETAR_TRY(plan_source(source_path, "", &plan));
+  out->architecture = plan.architecture;
+  out->kind = plan.kind;
+  out->source_bytes = plan.source_bytes;
+  out->n_layers = static_cast<int>(plan.header.n_layers);
+  out->dim = static_cast<int>(plan.header.dim);
+  out->vocab_size = static_cast<int>(plan.header.vocab_size);
+  out->max_context = static_cast<int>(plan.header.max_context);
+  out->n_tensors = static_cast<int>(plan.tensors.size());
+  out->tokenizer_bytes = plan.tokenizer.size() + plan.chat_template.size();
+  for (const PlannedTensor& t : plan.tensors) {
+    out->n_params += t.rows * t.cols;
+    if (t.is_norm) out->n_norm_params += t.rows * t.cols;
+  }
+  return Status::ok();
+}
+
+uint64_t predicted_model_file_bytes(const SourceSummary& s, WeightType type) {
+  const uint64_t matrix_params = s.n_params - s.n_norm_params;
+  uint64_t matrix_bytes = 0;
+  switch (type) {
+    case WeightType::F32: matrix_bytes = matrix_params * 4; break;
+    case WeightType::F16: matrix_bytes = matrix_params * 2; break;
+    case WeightType::Q8_0: matrix_bytes = matrix_params / 32 * 34; break;
+    case WeightType::Q4_0: matrix_bytes = matrix_params / 32 * 18; break;
+  }
+  const uint64_t n_tensors = static_cast<uint64_t>(s.n_tensors);
+  const uint64_t meta = sizeof(format::FileHeader) + n_tensors * sizeof(format::TensorEntry) +
+                        s.tokenizer_bytes;
+  // Upper bound: every tensor may need up to 63 bytes of padding to the next 64-byte boundary.
+  return format::align_up(meta, format::kAlignment) + matrix_bytes + s.n_norm_params * 4 +
+         n_tensors * (format::kAlignment - 1);
+}
+
+Status convert_model(const std::string& source_path, const std::string& out_path,
+                     const ConvertOptions& options) {
+  format::DType weight_dtype = format::DType::F16;
+  MAGNETAR_TRY(weight_dtype_for(options.weight_type, &weight_dtype));
+  if (out_path.empty()) return Status::error("no output path given");
+  if (convert::is_directory(out_path))
+    return Status::error(out_path + ": is a folder; give the model file's path");
+  const std::string out_dir = convert::parent_dir(out_path);
+  if (!convert::is_directory(out_dir))
+    return Status::error(out_path + ": the folder " + out_dir + " does not exist");
+  if (options.on_progress) options.on_progress({0, 0, "reading " + source_path});
+  ConversionPlan plan;
+  MAGNETAR_TRY(plan_source(source_path, options.tokenizer_path, &plan));
+  if (cancelled(options)) return cancelled_error();
+  return run_plan(plan, out_path, weight_dtype, options);
+}
+
+}  // namespace magnetar

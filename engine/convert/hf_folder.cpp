@@ -1,0 +1,407 @@
+// Planning the conversion of a Hugging Face folder: config.json → header, safetensors tensors →
+// canonical tensors (q/k/v fused into wqkv, gate/up into w_gate_up, Gemma norms as 1 + w),
+// tokenizer.model + tokenizer_config.json + generation_config.json → tokenizer, ids, template.
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <optional>
+
+#include "convert/input_file.h"
+#include "convert/plan.h"
+#include "convert/tokenizer_files.h"
+#include "magnetar/engine.h"
+
+namespace magnetar::convert {
+
+using nlohmann::json;
+using format::FileHeader;
+
+namespace {
+
+constexpr uint64_t kMaxJsonBytes = 16ull << 20;
+constexpr uint64_t kMaxTokenizerBytes = 256ull << 20;
+
+struct ArchitectureInfo {
+  const char* name;
+  Architecture arch;
+};
+constexpr ArchitectureInfo kArchitectures[] = {
+    {"LlamaForCausalLM", Architecture::Llama},
+    {"GemmaForCausalLM", Architecture::Gemma},
+    {"Gemma2ForCausalLM", Architecture::Gemma2},
+};
+
+std::string supported_architectures() {
+  std::string s;
+  for (const auto& a : kArchitectures) s += (s.empty() ? "" : ", ") + std::string(a.name);
+  return s;
+}
+
+Status read_json_file(const std::string& path, json* out) {
+  std::string text;
+  MAGNETAR_TRY(read_small_file(path, kMaxJsonBytes, &text));
+  *out = json::parse(text, nullptr, false);
+  if (out->is_discarded() || !out->is_object())
+    return Status::error(path + ": malformed JSON (expected an object)");
+  return Status::ok();
+}
+
+// Typed, range-checked access to config.json fields; messages name the file and the key.
+class ConfigReader {
+ public:
+  ConfigReader(const json& j, std::string path) : j_(j), path_(std::move(path)) {}
+
+  // A missing or null key takes `fallback` (if given) or is an error.
+  Status get_int(const char* key, int64_t min, int64_t max, std::optional<int64_t> fallback,
+                 int64_t* out) const {
+    if (!j_.contains(key) || j_[key].is_null()) {
+      if (!fallback) return Status::error(path_ + ": missing \"" + key + "\"");
+      *out = *fallback;
+      return Status::ok();
+    }
+    const json& v = j_[key];
+    double d = 0;
+    if (v.is_number_integer()) d = static_cast<double>(v.get<int64_t>());
+    else if (v.is_number_unsigned()) d = static_cast<double>(v.get<uint64_t>());
+    else if (v.is_number_float()) d = v.get<double>();
+    else return Status::error(path_ + ": \"" + key + "\" must be a number, got " + v.dump());
+    if (d != std::floor(d) || d < static_cast<double>(min) || d > static_cast<double>(max))
+      return Status::error(path_ + ": \"" + key + "\" = " + v.dump() + " is not an integer in [" +
+                           std::to_string(min) + ", " + std::to_string(max) + "]");
+    *out = static_cast<int64_t>(d);
+    return Status::ok();
+  }
+
+  Status get_float(const char* key, std::optional<double> fallback, double* out) const {
+    if (!j_.contains(key) || j_[key].is_null()) {
+      if (!fallback) return Status::error(path_ + ": missing \"" + key + "\"");
+      *out = *fallback;
+      return Status::ok();
+    }
+    if (!j_[key].is_number() || !std::isfinite(j_[key].get<double>()))
+      return Status::error(path_ + ": \"" + key + "\" must be a number, got " + j_[key].dump());
+    *out = j_[key].get<double>();
+    return Status::ok();
+  }
+
+  bool get_bool(const char* key, bool fallback) const {
+    return j_.contains(key) && j_[key].is_boolean() ? j_[key].get<bool>() : fallback;
+  }
+
+  std::string get_string(const char* key) const {
+    return j_.contains(key) && j_[key].is_string() ? j_[key].get<std::string>() : "";
+  }
+
+ private:
+  const json& j_;
+  std::string path_;
+};
+
+// Token ids from an "eos_token_id"-style field: a number or a list of numbers.
+Status collect_ids(const json& j, const char* key, const std::string& path, std::vector<int>* ids) {
+  if (!j.contains(key) || j[key].is_null()) return Status::ok();
+  auto add = [&](const json& v) -> Status {
+    if (!v.is_number_integer() || v.get<int64_t>() < 0 || v.get<int64_t>() > INT32_MAX)
+      return Status::error(path + ": \"" + key + "\" holds " + v.dump() + ", not a token id");
+    int id = static_cast<int>(v.get<int64_t>());
+    for (int x : *ids)
+      if (x == id) return Status::ok();
+    ids->push_back(id);
+    return Status::ok();
+  };
+  if (j[key].is_array()) {
+    for (const json& v : j[key]) MAGNETAR_TRY(add(v));
+    return Status::ok();
+  }
+  return add(j[key]);
+}
+
+// Maps hidden_act / hidden_activation to the activations the engine implements.
+Status parse_activation(const std::string& name, const std::string& path, format::Activation* out) {
+  if (name == "silu" || name == "swish") {
+    *out = format::Activation::Silu;
+    return Status::ok();
+  }
+  if (name == "gelu_pytorch_tanh" || name == "gelu_new" || name == "gelu_tanh") {
+    *out = format::Activation::GeluTanh;
+    return Status::ok();
+  }
+  return Status::error(path + ": activation \"" + name +
+                       "\" is not supported (supported: silu, gelu_pytorch_tanh)");
+}
+
+class TensorPlanner {
+ public:
+  TensorPlanner(std::string folder, const SafetensorsSet& set, ConversionPlan* plan)
+      : folder_(std::move(folder)), set_(set), plan_(plan) {}
+
+  // The source tensor `name` with exactly the shape {rows, cols} (cols = 0: 1-D of rows).
+  Status source(const std::string& name, uint64_t rows, uint64_t cols, SourceRange* out) const {
+    const SafetensorsFile* file = nullptr;
+    const SafetensorsTensor* t = set_.find(name, &file);
+    if (!t) return Status::error(folder_ + ": missing tensor " + name + " in the safetensors files");
+    if (t->dtype == SourceDType::Other)
+      return Status::error(file->path + ": tensor " + name + " has dtype " + t->dtype_name +
+                           "; supported: F32, F16, BF16");
+    std::vector<uint64_t> want = cols ? std::vector<uint64_t>{rows, cols}
+                                      : std::vector<uint64_t>{rows};
+    if (t->shape != want) {
+      auto show = [](const std::vector<uint64_t>& s) {
+        std::string r = "[";
+        for (size_t i = 0; i < s.size(); ++i) r += (i ? ", " : "") + std::to_string(s[i]);
+        return r + "]";
+      };
+      return Status::error(file->path + ": tensor " + name + " has shape " + show(t->shape) +
+                           ", expected " + show(want) + " from config.json");
+    }
+    out->file = file->path;
+    out->name = name;
+    out->offset = t->data_offset;
+    out->dtype = t->dtype;
+    out->rows = cols ? rows : 1;
+    out->cols = cols ? cols : rows;
+    return Status::ok();
+  }
+
+  Status matrix(const std::string& out_name, const std::vector<std::string>& sources,
+                const std::vector<uint64_t>& rows, uint64_t cols) {
+    PlannedTensor t;
+    t.name = out_name;
+    t.n_dims = 2;
+    t.rows = 0;
+    t.cols = cols;
+    for (size_t i = 0; i < sources.size(); ++i) {
+      SourceRange r;
+      MAGNETAR_TRY(source(sources[i], rows[i], cols, &r));
+      t.rows += rows[i];
+      t.parts.push_back(r);
+    }
+    plan_->tensors.push_back(std::move(t));
+    return Status::ok();
+  }
+
+  Status norm(const std::string& out_name, const std::string& source_name, uint64_t dim, float add) {
+    PlannedTensor t;
+    t.name = out_name;
+    t.n_dims = 1;
+    t.rows = 1;
+    t.cols = dim;
+    t.is_norm = true;
+    t.add = add;
+    SourceRange r;
+    MAGNETAR_TRY(source(source_name, dim, 0, &r));
+    t.parts.push_back(r);
+    plan_->tensors.push_back(std::move(t));
+    return Status::ok();
+  }
+
+ private:
+  std::string folder_;
+  const SafetensorsSet& set_;
+  ConversionPlan* plan_;
+};
+
+}  // namespace
+
+Status plan_hf_folder(const std::string& folder, ConversionPlan* plan) {
+  *plan = ConversionPlan{};
+  plan->kind = "Hugging Face folder";
+  const std::string config_path = join_path(folder, "config.json");
+  if (!is_regular_file(config_path))
+    return Status::error(folder + ": no config.json (is this a Hugging Face model folder?)");
+  json config;
+  MAGNETAR_TRY(read_json_file(config_path, &config));
+  ConfigReader cfg(config, config_path);
+
+  // Architecture.
+  std::string arch_name;
+  if (config.contains("architectures") && config["architectures"].is_array() &&
+      !config["architectures"].empty() && config["architectures"][0].is_string())
+    arch_name = config["architectures"][0].get<std::string>();
+  if (arch_name.empty())
+    return Status::error(config_path + ": no \"architectures\" entry; supported: " +
+                         supported_architectures());
+  const ArchitectureInfo* arch = nullptr;
+  for (const auto& a : kArchitectures)
+    if (arch_name == a.name) arch = &a;
+  if (!arch)
+    return Status::error(config_path + ": architecture " + arch_name +
+                         " is not supported; supported: " + supported_architectures());
+  plan->architecture = arch_name;
+  const bool gemma = arch->arch != Architecture::Llama;
+  const bool gemma2 = arch->arch == Architecture::Gemma2;
+
+  // Hyperparameters.
+  int64_t n_layers, dim, hidden, n_heads, n_kv_heads, head_dim, vocab, max_context;
+  constexpr int64_t kMaxDim = 1 << 20;
+  MAGNETAR_TRY(cfg.get_int("num_hidden_layers", 1, 4096, std::nullopt, &n_layers));
+  MAGNETAR_TRY(cfg.get_int("hidden_size", 1, kMaxDim, std::nullopt, &dim));
+  MAGNETAR_TRY(cfg.get_int("intermediate_size", 1, kMaxDim, std::nullopt, &hidden));
+  MAGNETAR_TRY(cfg.get_int("num_attention_heads", 1, 4096, std::nullopt, &n_heads));
+  MAGNETAR_TRY(cfg.get_int("num_key_value_heads", 1, 4096, n_heads, &n_kv_heads));
+  MAGNETAR_TRY(cfg.get_int("vocab_size", 1, 1 << 24, std::nullopt, &vocab));
+  MAGNETAR_TRY(cfg.get_int("max_position_embeddings", 1, 1 << 24, 2048, &max_context));
+  if (dim % n_heads != 0 && !config.contains("head_dim"))
+    return Status::error(config_path + ": hidden_size " + std::to_string(dim) +
+                         " is not a multiple of num_attention_heads " + std::to_string(n_heads));
+  MAGNETAR_TRY(cfg.get_int("head_dim", 2, 65536, dim / n_heads, &head_dim));
+  if (head_dim % 2 != 0)
+    return Status::error(config_path + ": head_dim " + std::to_string(head_dim) + " must be even");
+  if (n_heads % n_kv_heads != 0)
+    return Status::error(config_path + ": num_attention_heads " + std::to_string(n_heads) +
+                         " is not a multiple of num_key_value_heads " + std::to_string(n_kv_heads));
+  double eps, theta;
+  MAGNETAR_TRY(cfg.get_float("rms_norm_eps", 1e-6, &eps));
+  MAGNETAR_TRY(cfg.get_float("rope_theta", 10000.0, &theta));
+  if (eps <= 0 || theta <= 0)
+    return Status::error(config_path + ": rms_norm_eps and rope_theta must be positive");
+  if (config.contains("rope_scaling") && !config["rope_scaling"].is_null())
+    return Status::error(config_path + ": rope_scaling " + config["rope_scaling"].dump() +
+                         " is not supported");
+  if (cfg.get_bool("attention_bias", false) || cfg.get_bool("mlp_bias", false))
+    return Status::error(config_path + ": attention_bias / mlp_bias are not supported");
+
+  format::Activation activation;
+  if (gemma) {
+    // transformers uses hidden_activation for Gemma and falls back to the tanh GELU.
+    std::string act = cfg.get_string("hidden_activation");
+    MAGNETAR_TRY(parse_activation(act.empty() ? "gelu_pytorch_tanh" : act, config_path, &activation));
+  } else {
+    std::string act = cfg.get_string("hidden_act");
+    MAGNETAR_TRY(parse_activation(act.empty() ? "silu" : act, config_path, &activation));
+  }
+
+  FileHeader& h = plan->header;
+  h.architecture = static_cast<uint32_t>(arch->arch);
+  h.n_layers = static_cast<uint32_t>(n_layers);
+  h.dim = static_cast<uint32_t>(dim);
+  h.hidden_dim = static_cast<uint32_t>(hidden);
+  h.n_heads = static_cast<uint32_t>(n_heads);
+  h.n_kv_heads = static_cast<uint32_t>(n_kv_heads);
+  h.head_dim = static_cast<uint32_t>(head_dim);
+  h.vocab_size = static_cast<uint32_t>(vocab);
+  h.max_context = static_cast<uint32_t>(max_context);
+  h.activation = static_cast<uint32_t>(activation);
+  h.norm_eps = static_cast<float>(eps);
+  h.rope_theta = static_cast<float>(theta);
+  h.query_scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(head_dim)));
+  if (gemma) h.flags |= format::kFlagEmbedScaleSqrtDim;
+  if (gemma2) {
+    int64_t window, query_pre_attn_scalar;
+    double attn_cap, final_cap;
+    MAGNETAR_TRY(cfg.get_int("sliding_window", 1, 1 << 24, 4096, &window));
+    MAGNETAR_TRY(cfg.get_int("query_pre_attn_scalar", 1, 1 << 24, head_dim, &query_pre_attn_scalar));
+    MAGNETAR_TRY(cfg.get_float("attn_logit_softcapping", 0.0, &attn_cap));
+    MAGNETAR_TRY(cfg.get_float("final_logit_softcapping", 0.0, &final_cap));
+    if (attn_cap < 0 || final_cap < 0)
+      return Status::error(config_path + ": softcapping values must not be negative");
+    h.flags |= format::kFlagPostNorms;
+    h.sliding_window = static_cast<uint32_t>(window);
+    h.sliding_window_period = 2;  // transformers: layer i slides when i % 2 == 0
+    h.query_scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(query_pre_attn_scalar)));
+    h.attn_softcap = static_cast<float>(attn_cap);
+    h.final_softcap = static_cast<float>(final_cap);
+  }
+
+  // Tensors.
+  SafetensorsSet set;
+  MAGNETAR_TRY(open_safetensors_folder(folder, &set));
+  plan->source_bytes = set.total_file_bytes;
+  const bool tie = cfg.get_bool("tie_word_embeddings", gemma);
+  const bool has_lm_head = set.find("lm_head.weight", nullptr) != nullptr;
+  const bool tied = tie || !has_lm_head;
+  if (tied) h.flags |= format::kFlagTiedEmbeddings;
+  const float norm_add = gemma ? 1.0f : 0.0f;
+  const uint64_t D = static_cast<uint64_t>(dim), F = static_cast<uint64_t>(hidden);
+  const uint64_t q_rows = static_cast<uint64_t>(n_heads * head_dim);
+  const uint64_t kv_rows = static_cast<uint64_t>(n_kv_heads * head_dim);
+
+  TensorPlanner tp(folder, set, plan);
+  MAGNETAR_TRY((tp.matrix("tok_embeddings", {"model.embed_tokens.weight"},
+                                     {static_cast<uint64_t>(vocab)}, D)));
+  for (int64_t i = 0; i < n_layers; ++i) {
+    const std::string src = "model.layers." + std::to_string(i) + ".";
+    const std::string dst = "layers." + std::to_string(i) + ".";
+    MAGNETAR_TRY((tp.norm(dst + "attn_norm", src + "input_layernorm.weight", D, norm_add)));
+    MAGNETAR_TRY((tp.matrix(dst + "wqkv",
+                                       {src + "self_attn.q_proj.weight", src + "self_attn.k_proj.weight",
+                                        src + "self_attn.v_proj.weight"},
+                                       {q_rows, kv_rows, kv_rows}, D)));
+    MAGNETAR_TRY((tp.matrix(dst + "wo", {src + "self_attn.o_proj.weight"}, {D}, q_rows)));
+    if (gemma2) {
+      MAGNETAR_TRY((tp.norm(dst + "post_attn_norm", src + "post_attention_layernorm.weight",
+                                       D, norm_add)));
+      MAGNETAR_TRY((tp.norm(dst + "ffn_norm", src + "pre_feedforward_layernorm.weight", D,
+                                       norm_add)));
+    } else {
+      MAGNETAR_TRY((tp.norm(dst + "ffn_norm", src + "post_attention_layernorm.weight", D,
+                                       norm_add)));
+    }
+    MAGNETAR_TRY((tp.matrix(dst + "w_gate_up",
+                                       {src + "mlp.gate_proj.weight", src + "mlp.up_proj.weight"},
+                                       {F, F}, D)));
+    MAGNETAR_TRY((tp.matrix(dst + "w_down", {src + "mlp.down_proj.weight"}, {D}, F)));
+    if (gemma2)
+      MAGNETAR_TRY((tp.norm(dst + "post_ffn_norm", src + "post_feedforward_layernorm.weight",
+                                       D, norm_add)));
+  }
+  MAGNETAR_TRY((tp.norm("output_norm", "model.norm.weight", D, norm_add)));
+  if (!tied)
+    MAGNETAR_TRY((tp.matrix("output", {"lm_head.weight"}, {static_cast<uint64_t>(vocab)}, D)));
+  for (const PlannedTensor& t : plan->tensors)
+    for (const SourceRange& r : t.parts) plan->bytes_to_read += r.bytes();
+
+  // Tokenizer, special ids, chat template.
+  const std::string tokenizer_path = join_path(folder, "tokenizer.model");
+  if (!is_regular_file(tokenizer_path))
+    return Status::error(folder + ": no tokenizer.model (Magnetar needs the SentencePiece model)");
+  MAGNETAR_TRY(read_small_file(tokenizer_path, kMaxTokenizerBytes, &plan->tokenizer));
+  TokenizerConfig tok_config;
+  MAGNETAR_TRY(read_tokenizer_config(join_path(folder, "tokenizer_config.json"), &tok_config));
+  plan->chat_template = tok_config.chat_template;
+  const ChatTemplate template_kind = detect_chat_template(tok_config.chat_template);
+  h.chat_template_kind = static_cast<uint32_t>(template_kind);
+  if (tok_config.add_bos) h.flags |= format::kFlagAddBos;
+  VocabInfo vocab_info;
+  MAGNETAR_TRY(inspect_sentencepiece(plan->tokenizer, tokenizer_path, {"<end_of_turn>"}, &vocab_info));
+  if (vocab_info.n_pieces > vocab)
+    return Status::error(tokenizer_path + ": has " + std::to_string(vocab_info.n_pieces) +
+                         " pieces but config.json's vocab_size is " + std::to_string(vocab));
+
+  json generation = json::object();
+  const std::string generation_path = join_path(folder, "generation_config.json");
+  if (is_regular_file(generation_path)) MAGNETAR_TRY(read_json_file(generation_path, &generation));
+  std::vector<int> bos_ids, eog;
+  MAGNETAR_TRY(collect_ids(config, "bos_token_id", config_path, &bos_ids));
+  MAGNETAR_TRY(collect_ids(generation, "bos_token_id", generation_path, &bos_ids));
+  MAGNETAR_TRY(collect_ids(config, "eos_token_id", config_path, &eog));
+  MAGNETAR_TRY(collect_ids(generation, "eos_token_id", generation_path, &eog));
+  if (bos_ids.empty() && vocab_info.bos_id >= 0) bos_ids.push_back(vocab_info.bos_id);
+  if (eog.empty() && vocab_info.eos_id >= 0) eog.push_back(vocab_info.eos_id);
+  if (template_kind == ChatTemplate::Gemma) {
+    auto it = vocab_info.found.find("<end_of_turn>");
+    if (it == vocab_info.found.end())
+      return Status::error(tokenizer_path + ": the Gemma chat template needs <end_of_turn>, which "
+                           "is not in the vocabulary");
+    bool present = false;
+    for (int id : eog) present |= id == it->second;
+    if (!present) eog.push_back(it->second);
+  }
+  if (bos_ids.empty()) return Status::error(folder + ": no bos_token_id in config.json and none in "
+                                            "the tokenizer");
+  h.bos_id = bos_ids[0];
+  if (eog.empty()) return Status::error(folder + ": no eos_token_id in config.json or "
+                                        "generation_config.json and none in the tokenizer");
+  if (eog.size() > static_cast<size_t>(format::kMaxEogIds))
+    return Status::error(folder + ": " + std::to_string(eog.size()) +
+                         " end-of-generation ids; at most " + std::to_string(format::kMaxEogIds));
+  for (int id : eog)
+    if (id >= vocab) return Status::error(folder + ": eos id " + std::to_string(id) +
+                                          " is outside the vocabulary");
+  if (h.bos_id >= vocab) return Status::error(folder + ": bos id " + std::to_string(h.bos_id) +
+                                              " is outside the vocabulary");
+  h.n_eog_ids = static_cast<int32_t>(eog.size());
+  for (size_t i = 0; i < eog.size(); ++i) h.eog_ids[i] = eog[i];
+  return Status::ok();
+}
+
+}  // namespace magnetar::convert

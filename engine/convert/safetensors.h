@@ -1,0 +1,46 @@
+// Safetensors reader for the converter: parses and validates a file's JSON header (length,
+// dtypes, shapes against byte ranges, ranges inside the file, no overlaps) and a sharded
+// folder's model.safetensors.index.json. Tensor data itself is read later, chunk by chunk.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "magnetar/status.h"
+
+namespace magnetar::convert {
+
+enum class SourceDType { F32, F16, BF16, Other };
+uint64_t source_dtype_bytes(SourceDType t);  // 0 for Other
+
+struct SafetensorsTensor {
+  std::string name;
+  std::string dtype_name;  // as written in the header ("BF16", "I8", ...)
+  SourceDType dtype = SourceDType::Other;
+  std::vector<uint64_t> shape;
+  uint64_t data_offset = 0;  // absolute offset in the file
+  uint64_t bytes = 0;
+};
+
+struct SafetensorsFile {
+  std::string path;
+  uint64_t file_bytes = 0;
+  std::map<std::string, SafetensorsTensor> tensors;
+};
+
+Status read_safetensors_header(const std::string& path, SafetensorsFile* out);
+
+// All tensors of a model folder: one model.safetensors, or the shards listed by
+// model.safetensors.index.json (each tensor must be in the shard the index names).
+struct SafetensorsSet {
+  std::vector<SafetensorsFile> files;
+  std::map<std::string, std::pair<size_t, const SafetensorsTensor*>> by_name;  // -> file index
+  uint64_t total_file_bytes = 0;
+  const SafetensorsTensor* find(const std::string& name, const SafetensorsFile** file) const;
+};
+
+Status open_safetensors_folder(const std::string& folder, SafetensorsSet* out);
+
+}  // namespace magnetar::convert

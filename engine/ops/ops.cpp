@@ -1,0 +1,101 @@
+// Threaded drivers over the kernel table: rows of a weight matrix are split across the pool in
+// chunks of kRowGranule rows (whole cache lines and, for typical widths, whole pages per thread),
+// each thread calls the kernel once on its contiguous slab. Small matrices stay on the caller:
+// waking workers would cost more than the work.
+#include "ops/ops.h"
+
+#include <cassert>
+#include <cstring>
+
+#include "kernels/kernels.h"
+
+namespace magnetar::ops {
+namespace {
+
+// Rows per scheduling unit: a multiple of every asm kernel's rows-per-pass, so only the last
+// thread's slab can have a row tail.
+constexpr int64_t kRowGranule = 16;
+// Below this many weight bytes a matvec runs on the calling thread alone.
+constexpr int64_t kParallelMinBytes = 128 * 1024;
+
+int64_t dtype_bytes(format::DType t) {
+  switch (t) {
+    case format::DType::F32: return 4;
+    case format::DType::F16: return 2;
+    default: return 0;
+  }
+}
+
+struct MatJob {
+  const kernels::KernelTable* k;
+  const Matrix* w;
+  const float* x;
+  float* y;
+  int64_t n_tokens;  // 0 = matvec
+};
+
+void run_rows(const MatJob& job, int64_t begin, int64_t end) {
+  if (begin >= end) return;
+  const Matrix& w = *job.w;
+  const int64_t rows = end - begin;
+  if (w.dtype == format::DType::F16) {
+    const uint16_t* base = static_cast<const uint16_t*>(w.data) + begin * w.cols;
+    if (job.n_tokens == 0)
+      job.k->matvec_f16(base, w.cols, job.x, job.y + begin, rows, w.cols);
+    else
+      job.k->matmul_f16(base, w.cols, job.x, w.cols, job.y + begin, w.rows, rows, w.cols,
+                        job.n_tokens);
+  } else {
+    const float* base = static_cast<const float*>(w.data) + begin * w.cols;
+    if (job.n_tokens == 0)
+      job.k->matvec_f32(base, w.cols, job.x, job.y + begin, rows, w.cols);
+    else
+      job.k->matmul_f32(base, w.cols, job.x, w.cols, job.y + begin, w.rows, rows, w.cols,
+                        job.n_tokens);
+  }
+}
+
+void mat_job(void* ctx, int thread_index, int n_threads) {
+  const MatJob& job = *static_cast<const MatJob*>(ctx);
+  int64_t begin = 0, end = 0;
+  ThreadPool::split(job.w->rows, kRowGranule, thread_index, n_threads, &begin, &end);
+  run_rows(job, begin, end);
+}
+
+void run(ThreadPool& pool, const Matrix& w, const float* x, int64_t n_tokens, float* y) {
+  assert((w.dtype == format::DType::F16 || w.dtype == format::DType::F32) &&
+         "ops: only F16 and F32 matrices are supported; the loader must reject other dtypes");
+  assert(w.data != nullptr && w.rows >= 0 && w.cols >= 0);
+  MatJob job{&kernels::active(), &w, x, y, n_tokens};
+  const int64_t bytes = w.rows * w.cols * dtype_bytes(w.dtype);
+  const int64_t work = bytes * (n_tokens > 0 ? n_tokens : 1);
+  if (pool.size() == 1 || work < kParallelMinBytes || w.rows <= kRowGranule) {
+    run_rows(job, 0, w.rows);
+    return;
+  }
+  pool.run(mat_job, &job);
+}
+
+}  // namespace
+
+void matvec(ThreadPool& pool, const Matrix& w, const float* x, float* y) {
+  run(pool, w, x, 0, y);
+}
+
+void matmul(ThreadPool& pool, const Matrix& w, const float* x, int64_t n_tokens, float* y) {
+  if (n_tokens <= 0) return;
+  run(pool, w, x, n_tokens, y);
+}
+
+void embedding_row(const Matrix& w, int64_t row, float* out) {
+  assert(row >= 0 && row < w.rows && "embedding_row: row out of range (validate token ids)");
+  if (w.dtype == format::DType::F16) {
+    kernels::active().f16_to_f32(static_cast<const uint16_t*>(w.data) + row * w.cols, out, w.cols);
+  } else {
+    assert(w.dtype == format::DType::F32 && "embedding_row: only F16 and F32 tables");
+    std::memcpy(out, static_cast<const float*>(w.data) + row * w.cols,
+                static_cast<size_t>(w.cols) * sizeof(float));
+  }
+}
+
+}  // namespace magnetar::ops
