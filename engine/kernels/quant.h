@@ -6,7 +6,8 @@
 //   Q8_0: d = amax / 127, q[i] = round-half-away(x[i] / d)             value = q * d
 //   Q4_0: d = m / -8 (m = the value of largest magnitude, first wins),
 //         q[i] = min(15, trunc(x[i] / d + 8.5))                         value = (q - 8) * d
-//   d is stored as IEEE half (round to nearest even); 1/d is taken from the unrounded d.
+//   d is stored as IEEE half (kernels::f32_to_f16_scalar, round to nearest even, as GGML's
+//   GGML_FP32_TO_FP16); 1/d is taken from the unrounded d.
 //   Q4_0 packs element j in the low nibble of qs[j] and element j + 16 in its high nibble.
 // A quantized matrix [rows, cols] is row-major: each row is cols / 32 blocks, rows contiguous.
 //
@@ -67,8 +68,8 @@ struct QuantKernelTable {
   const char* isa;  // "avx2" or "reference"
 };
 
-// The table in use: AVX2 asm when the CPU (and OS) support AVX2 + FMA + F16C, unless
-// MAGNETAR_KERNELS=reference. Filled on first call.
+// The table in use: AVX2 asm when cpu::features().has_avx2_kernels(), unless
+// MAGNETAR_KERNELS=reference. Filled on first call (thread-safe).
 const QuantKernelTable& active();
 // Refill the table (tests, bench --kernels). Not thread-safe against running kernels.
 void select(kernels::KernelChoice choice);
@@ -81,10 +82,6 @@ const QuantKernelTable& asm_table();
 void quantize_act_ref(const float* x, ActBlock* out, int64_t n);
 void matvec_q8_0_ref(const void* w, const ActBlock* x, float* y, int64_t rows, int64_t cols);
 void matvec_q4_0_ref(const void* w, const ActBlock* x, float* y, int64_t rows, int64_t cols);
-
-// IEEE half <-> float, round to nearest even (GGML_FP32_TO_FP16 / GGML_FP16_TO_FP32).
-float half_to_float(uint16_t h);
-uint16_t float_to_half(float f);
 
 }  // namespace magnetar::quant
 
