@@ -159,8 +159,10 @@ namespace {
 const QuantKernelTable kReferenceTable = {quantize_act_ref, matvec_q8_0_ref, matvec_q4_0_ref,
                                           "reference"};
 #if defined(MAGNETAR_HAVE_QUANT_ASM)
-const QuantKernelTable kAsmTable = {magnetar_quantize_act_avx2, magnetar_matvec_q8_0_avx2,
-                                    magnetar_matvec_q4_0_avx2, "avx2"};
+const QuantKernelTable kAvx2Table = {magnetar_quantize_act_avx2, magnetar_matvec_q8_0_avx2,
+                                     magnetar_matvec_q4_0_avx2, "avx2"};
+const QuantKernelTable kVnniTable = {magnetar_quantize_act_avx2, magnetar_matvec_q8_0_avx512vnni,
+                                     magnetar_matvec_q4_0_avx512vnni, "avx512vnni"};
 #endif
 
 std::atomic<const QuantKernelTable*> g_active{nullptr};
@@ -185,13 +187,20 @@ bool asm_available() {
 
 const QuantKernelTable& reference_table() { return kReferenceTable; }
 
-const QuantKernelTable& asm_table() {
-  assert(asm_available() && "quant::asm_table: no AVX2 kernels on this CPU/build; use active()");
+std::vector<const QuantKernelTable*> asm_tables() {
+  std::vector<const QuantKernelTable*> tables;
 #if defined(MAGNETAR_HAVE_QUANT_ASM)
-  return kAsmTable;
-#else
-  return kReferenceTable;
+  const cpu::Features& f = cpu::features();
+  if (f.has_avx2_kernels()) tables.push_back(&kAvx2Table);
+  if (f.has_avx512_kernels() && f.avx512vnni) tables.push_back(&kVnniTable);
 #endif
+  return tables;
+}
+
+const QuantKernelTable& asm_table() {
+  assert(asm_available() && "quant::asm_table: no asm kernels on this CPU/build; use active()");
+  const auto tables = asm_tables();
+  return tables.empty() ? kReferenceTable : *tables.back();
 }
 
 void select(kernels::KernelChoice choice) { g_active.store(choose(choice), std::memory_order_release); }

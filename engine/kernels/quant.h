@@ -16,6 +16,7 @@
 // block; the FP32 result is sum_b wd_b * xd_b * dot_b. Not here: K-quants, other GGUF types.
 #pragma once
 #include <cstdint>
+#include <vector>
 
 #include "kernels/kernels.h"
 
@@ -65,7 +66,7 @@ struct QuantKernelTable {
   QuantizeActFn quantize_act;
   MatvecQFn matvec_q8_0;
   MatvecQFn matvec_q4_0;
-  const char* isa;  // "avx2" or "reference"
+  const char* isa;  // "avx512vnni", "avx2" or "reference"
 };
 
 // The table in use: AVX2 asm when cpu::features().has_avx2_kernels(), unless
@@ -75,8 +76,11 @@ const QuantKernelTable& active();
 void select(kernels::KernelChoice choice);
 const QuantKernelTable& reference_table();
 bool asm_available();  // the CPU runs the AVX2 kernels
-// The AVX2 asm entry points (only call when asm_available()).
+// The best asm table for this CPU (only call when asm_available()).
 const QuantKernelTable& asm_table();
+// Every asm table this CPU runs, in order of preference (best last): "avx2", then
+// "avx512vnni" (VNNI matvecs on YMM) where the CPU has AVX512F/BW/VL + VNNI. Tests check each.
+std::vector<const QuantKernelTable*> asm_tables();
 
 // Reference twins (always compiled: the fallback and the test oracle).
 void quantize_act_ref(const float* x, ActBlock* out, int64_t n);
@@ -85,11 +89,16 @@ void matvec_q4_0_ref(const void* w, const ActBlock* x, float* y, int64_t rows, i
 
 }  // namespace magnetar::quant
 
-// NASM AVX2 kernels (asm/quant_avx2.asm); same contracts as the twins above.
+// NASM kernels (asm/quant_avx2.asm); same contracts as the twins above.
 extern "C" {
 void magnetar_quantize_act_avx2(const float* x, magnetar::quant::ActBlock* out, int64_t n);
 void magnetar_matvec_q8_0_avx2(const void* w, const magnetar::quant::ActBlock* x, float* y,
                                int64_t rows, int64_t cols);
 void magnetar_matvec_q4_0_avx2(const void* w, const magnetar::quant::ActBlock* x, float* y,
                                int64_t rows, int64_t cols);
+// asm/quant_avx512vnni.asm
+void magnetar_matvec_q8_0_avx512vnni(const void* w, const magnetar::quant::ActBlock* x, float* y,
+                                     int64_t rows, int64_t cols);
+void magnetar_matvec_q4_0_avx512vnni(const void* w, const magnetar::quant::ActBlock* x, float* y,
+                                     int64_t rows, int64_t cols);
 }
