@@ -102,6 +102,10 @@ struct Timeline {
   std::vector<double> token_times;  // reserved before generating: the callback never allocates
   uint64_t max_resident = 0;
   bool sample_rss = false;
+  // Process CPU seconds at the first and the last token: decode time on the CPU clock, which a
+  // busy machine's scheduler does not stretch (for one thread; see docs/PERFORMANCE.md).
+  double cpu_first = 0, cpu_last = 0;
+  size_t last_index = 0;  // token index whose CPU time is cpu_last
 };
 
 // One generate() call on a fresh context; token_times[i] = seconds from the call to token i.
@@ -110,6 +114,7 @@ Status timed_generate(Session& session, const std::vector<int>& prompt, int max_
   session.reset();
   timeline->token_times.clear();
   timeline->token_times.reserve(static_cast<size_t>(max_tokens) + 1);
+  timeline->last_index = static_cast<size_t>(max_tokens) - 1;
   GenerateRequest request;
   request.prompt = prompt;
   request.max_tokens = max_tokens;
@@ -118,6 +123,9 @@ Status timed_generate(Session& session, const std::vector<int>& prompt, int max_
   const double t0 = platform::now_seconds();
   request.on_token = [&](const TokenEvent&) {
     timeline->token_times.push_back(seconds_since(t0));
+    const size_t n = timeline->token_times.size();
+    if (n == 1) timeline->cpu_first = platform::process_cpu_seconds();
+    if (n == timeline->last_index + 1) timeline->cpu_last = platform::process_cpu_seconds();
     if (timeline->sample_rss && timeline->token_times.size() % 32 == 1)
       timeline->max_resident = std::max(timeline->max_resident, current_resident_bytes());
     return true;
@@ -277,7 +285,7 @@ int run_bench(const std::vector<std::string>& argv) {
       return 1;
     }
     std::vector<std::vector<double>> prompt_tps(prompt_lengths.size()), prompt_secs(prompt_lengths.size());
-    std::vector<double> gen_tps, engine_gen_tps;
+    std::vector<double> gen_tps, engine_gen_tps, gen_cpu_tps;
     for (int rep = 0; rep < reps; ++rep) {
       std::cerr << "\rthreads " << threads << ": repetition " << rep + 1 << "/" << reps
                 << "   " << std::flush;
@@ -301,6 +309,7 @@ int run_bench(const std::vector<std::string>& argv) {
       }
       const auto& t = timeline.token_times;
       gen_tps.push_back(gen_tokens / (t[static_cast<size_t>(gen_tokens)] - t[0]));
+      gen_cpu_tps.push_back(gen_tokens * threads / (timeline.cpu_last - timeline.cpu_first));
       engine_gen_tps.push_back(result.stats.generate_tokens_per_second);
     }
     for (size_t i = 0; i < prompt_lengths.size(); ++i) {
@@ -323,6 +332,7 @@ int run_bench(const std::vector<std::string>& argv) {
           2.0 * static_cast<double>(report.matrix_params) * run.prompts.back().tokens_per_second / 1e9;
     run.generate_tokens_per_second = median(gen_tps);
     run.engine_generate_tokens_per_second = median(engine_gen_tps);
+    run.cpu_clock_generate_tokens_per_second = median(gen_cpu_tps);
     run.achieved_gbps =
         static_cast<double>(info.weight_bytes_per_token) * run.generate_tokens_per_second / 1e9;
     std::cerr << "\rthreads " << threads << ": thread-pool latency      " << std::flush;
