@@ -7,6 +7,8 @@
 #include <atomic>
 #include <chrono>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <memory>
 #include <thread>
@@ -27,7 +29,7 @@ namespace {
 const char* kUsage =
     "magnetar-cli bench -m MODEL [--threads 1,2] [--reps N] [--prompts 64,128,512] [--gen N]\n"
     "                   [--kernels auto|reference|asm] [--load read|map] [--json]\n"
-    "                   [--cached-ceiling] [--idle-seconds S]\n"
+    "                   [--json-file PATH] [--cached-ceiling] [--idle-seconds S]\n"
     "magnetar-cli bench --ceiling-only [--json]\n"
     "  Measures the read-bandwidth ceiling (1..cores threads) and, per thread count, prompt\n"
     "  processing tokens/s, time to first token (128-token prompt), generation tokens/s, achieved\n"
@@ -35,6 +37,7 @@ const char* kUsage =
     "  token ids; generation is greedy and ignores end-of-generation tokens.\n"
     "  --threads: default 1..the cores available.  --gen: generated tokens (default 128).\n"
     "  --cached-ceiling: reuse the cached probe instead of measuring (a few seconds).\n"
+    "  --json-file: also write the JSON document to PATH (the table still prints).\n"
     "  --ceiling-only: measure (and cache) the read-bandwidth ceiling alone; no model.\n"
     "  --idle-seconds: process CPU time measured over this idle time after generating (default\n"
     "  5; 0 skips).  Use a synthetic model (`magnetar-cli synth`) to measure without downloads.";
@@ -176,7 +179,7 @@ int run_ceiling_only(bool json) {
 int run_bench(const std::vector<std::string>& argv) {
   const std::vector<std::string> value_options = {"-m", "--model", "--threads", "--reps",
                                                   "--prompts", "--gen", "--kernels", "--load",
-                                                  "--idle-seconds"};
+                                                  "--idle-seconds", "--json-file"};
   Args args(argv, value_options);
   if (!args.ok()) return usage_error(kBench, args.error());
   std::vector<std::string> known = value_options;
@@ -368,6 +371,16 @@ int run_bench(const std::vector<std::string>& argv) {
     std::cout << report_to_json(report).dump(2) << "\n";
   else
     std::cout << report_to_table(report);
+  if (const std::string json_file = args.get({"--json-file"}); !json_file.empty()) {
+    std::ofstream out(std::filesystem::path(std::u8string(
+                          reinterpret_cast<const char8_t*>(json_file.data()), json_file.size())),
+                      std::ios::binary | std::ios::trunc);
+    out << report_to_json(report).dump(2) << "\n";
+    if (!out.flush()) {
+      std::cerr << "magnetar-cli bench: cannot write " << json_file << "\n";
+      return 1;
+    }
+  }
   return 0;
 }
 
