@@ -1,6 +1,7 @@
 // Command registry and argument parsing for magnetar-cli.
 #include "cli.h"
 
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
@@ -119,5 +120,14 @@ bool parse_int_list(const std::string& text, std::vector<int>* out) {
 }
 
 bool stdout_is_terminal() { return MAGNETAR_ISATTY(MAGNETAR_FILENO(stdout)) != 0; }
+
+namespace {
+std::atomic<bool> g_interrupted{false};
+extern "C" void on_interrupt(int) { g_interrupted.store(true); }
+}  // namespace
+
+const std::atomic<bool>& interrupt_flag() { return g_interrupted; }
+void clear_interrupt() { g_interrupted.store(false); }
+void install_interrupt_handler() { std::signal(SIGINT, on_interrupt); }
 
 }  // namespace magnetar::cli

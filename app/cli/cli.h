@@ -1,6 +1,7 @@
 // The CLI's command registry and argument parsing. A command is a file cmd_<name>.cpp that
 // defines a static CommandRegistration; main.cpp dispatches on argv[1].
 #pragma once
+#include <atomic>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -47,5 +48,11 @@ int usage_error(const Command& command, const std::string& message);
 // Comma-separated integers ("1,2,3"); false on anything else.
 bool parse_int_list(const std::string& text, std::vector<int>* out);
 bool stdout_is_terminal();
+
+// Ctrl+C sets this flag (once install_interrupt_handler() ran) instead of killing the process,
+// so long operations stop cleanly between tokens or tensors.
+const std::atomic<bool>& interrupt_flag();
+void clear_interrupt();
+void install_interrupt_handler();
 
 }  // namespace magnetar::cli

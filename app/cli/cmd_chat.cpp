@@ -2,7 +2,6 @@
 // Each turn re-renders the whole conversation; the session reuses the cached common prefix, so
 // only the new turn is prefilled.
 #include <atomic>
-#include <csignal>
 #include <cstdio>
 #include <iostream>
 
@@ -22,8 +21,6 @@ const Command kChat{
     chat_command};
 const CommandRegistration kRegistration(kChat);
 
-std::atomic<bool> g_stop{false};
-extern "C" void on_interrupt(int) { g_stop.store(true); }
 
 int chat_command(const std::vector<std::string>& argv) {
   std::vector<std::string> value_options = kModelValueOptions;
@@ -48,7 +45,7 @@ int chat_command(const std::vector<std::string>& argv) {
   std::vector<ChatMessage> messages;
   const std::string system = args.get({"--system"});
   if (!system.empty()) messages.push_back({"system", system});
-  std::signal(SIGINT, on_interrupt);
+  install_interrupt_handler();
   std::cerr << "chatting with " << model->info().path << " ("
             << chat_template_name(model->info().chat_template) << " template). /quit to leave.\n";
   const bool tty = stdout_is_terminal();
@@ -78,7 +75,7 @@ int chat_command(const std::vector<std::string>& argv) {
     request.max_tokens = static_cast<int>(n);
     request.sampler = sampler;
     request.sampler.seed = sampler.seed + messages.size();
-    request.cancel = &g_stop;
+    request.cancel = &interrupt_flag();
     std::string answer;
     request.on_token = [&](const TokenEvent& ev) {
       answer.append(ev.piece);
@@ -86,7 +83,7 @@ int chat_command(const std::vector<std::string>& argv) {
       std::fflush(stdout);
       return true;
     };
-    g_stop.store(false);
+    clear_interrupt();
     GenerateResult result;
     if (Status s = session->generate(request, &result); !s) {
       std::cerr << "\nmagnetar-cli chat: " << s.message() << "\n";

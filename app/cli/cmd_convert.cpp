@@ -3,7 +3,6 @@
 // progress lines otherwise; Ctrl-C cancels cleanly (nothing is left behind).
 #include <atomic>
 #include <chrono>
-#include <csignal>
 #include <cstdio>
 #include <iostream>
 
@@ -13,8 +12,6 @@
 namespace magnetar::cli {
 namespace {
 
-std::atomic<bool> g_interrupted{false};
-void on_convert_interrupt(int) { g_interrupted.store(true); }
 
 const char kUsage[] =
     "magnetar-cli convert SRC OUT [--dtype f16|f32] [--tokenizer PATH]\n"
@@ -77,13 +74,12 @@ int run_convert(const std::vector<std::string>& raw_args) {
       std::fflush(stdout);
     }
   };
-  options.cancel = &g_interrupted;
-  g_interrupted.store(false);
-  auto previous = std::signal(SIGINT, on_convert_interrupt);
+  options.cancel = &interrupt_flag();
+  clear_interrupt();
+  install_interrupt_handler();
 
   const auto start = std::chrono::steady_clock::now();
   Status status = convert_model(source, out, options);
-  std::signal(SIGINT, previous == SIG_ERR ? SIG_DFL : previous);
   if (bar_drawn) std::printf("\n");
   if (!status) {
     std::fflush(stdout);

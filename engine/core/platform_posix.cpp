@@ -6,6 +6,7 @@
 #include <sys/types.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -27,11 +28,11 @@ constexpr uint64_t kHugePage = 2ull << 20;
 
 // Reads the whole file into `dst` in chunks so progress can be reported and cancel honoured.
 Status read_all(int fd, const std::string& path, uint8_t* dst, uint64_t size,
-                FileBuffer::Progress progress, void* ctx, const bool* cancel) {
+                FileBuffer::Progress progress, void* ctx, const std::atomic<bool>* cancel) {
   constexpr uint64_t kChunk = 64ull << 20;
   uint64_t done = 0;
   while (done < size) {
-    if (cancel && *cancel) return Status::error("loading cancelled");
+    if (cancel && cancel->load(std::memory_order_relaxed)) return Status::error("loading cancelled");
     uint64_t want = std::min(kChunk, size - done);
     ssize_t got = ::pread(fd, dst + done, want, static_cast<off_t>(done));
     if (got < 0) {
@@ -68,7 +69,7 @@ FileBuffer& FileBuffer::operator=(FileBuffer&& other) noexcept {
 }
 
 Status FileBuffer::open(const std::string& path, Mode mode, Progress progress, void* ctx,
-                        const bool* cancel) {
+                        const std::atomic<bool>* cancel) {
   close();
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return Status::error(path + ": cannot open: " + errno_text());
@@ -96,7 +97,7 @@ Status FileBuffer::open(const std::string& path, Mode mode, Progress progress, v
     for (uint64_t off = 0; off < size; off += 4096) {
       (void)bytes[off];
       if (progress && (off & ((64ull << 20) - 1)) == 0) progress(ctx, off, size);
-      if (cancel && *cancel && (off & ((64ull << 20) - 1)) == 0) {
+      if (cancel && cancel->load(std::memory_order_relaxed) && (off & ((64ull << 20) - 1)) == 0) {
         ::munmap(p, size);
         ::close(fd);
         return Status::error("loading cancelled");
@@ -209,17 +210,21 @@ double now_seconds() {
   return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
 }
 
-uint64_t current_resident_bytes() {
-  std::ifstream f("/proc/self/statm");
-  uint64_t pages = 0, resident = 0;
-  f >> pages >> resident;
-  return resident * static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+// Both figures come from /proc/self/status, so peak >= current always holds (getrusage's
+// ru_maxrss is updated lazily and can lag behind the current RSS).
+static uint64_t proc_status_kib(const char* field) {
+  std::ifstream f("/proc/self/status");
+  std::string line;
+  const size_t len = std::strlen(field);
+  while (std::getline(f, line))
+    if (line.compare(0, len, field) == 0) return std::strtoull(line.c_str() + len, nullptr, 10);
+  return 0;
 }
 
+uint64_t current_resident_bytes() { return proc_status_kib("VmRSS:") * 1024; }
+
 uint64_t peak_resident_bytes() {
-  rusage ru{};
-  ::getrusage(RUSAGE_SELF, &ru);
-  return static_cast<uint64_t>(ru.ru_maxrss) * 1024;
+  return std::max(proc_status_kib("VmHWM:"), proc_status_kib("VmRSS:")) * 1024;
 }
 
 double process_cpu_seconds() {

@@ -1,0 +1,329 @@
+// `magnetar-cli bench`: the machine's read-bandwidth ceiling and the engine's speed on a model
+// (prefill, time to first token, decode, achieved GB/s against the ceiling), plus resident
+// memory, idle CPU and thread-pool latency. Results are medians over repetitions; the table and
+// the --json document are rendered by bench_report.cpp.
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <iostream>
+#include <memory>
+#include <thread>
+
+#include "bench_report.h"
+#include "cli.h"
+#include "core/platform.h"
+#include "core/thread_pool.h"
+#include "format/model_format.h"
+#include "kernels/kernels.h"
+#include "magnetar/engine.h"
+#include "magnetar/system.h"
+
+namespace magnetar::cli {
+namespace {
+
+const char* kUsage =
+    "magnetar-cli bench -m MODEL [--threads 1,2] [--reps N] [--prompts 64,128,512] [--gen N]\n"
+    "                   [--kernels auto|reference|asm] [--load read|map] [--json]\n"
+    "                   [--cached-ceiling] [--idle-seconds S]\n"
+    "  Measures the read-bandwidth ceiling (1..cores threads) and, per thread count, prompt\n"
+    "  processing tokens/s, time to first token (128-token prompt), generation tokens/s, achieved\n"
+    "  GB/s and its share of the ceiling; medians over --reps (default 3). Prompts are random\n"
+    "  token ids; generation is greedy and ignores end-of-generation tokens.\n"
+    "  --threads: default 1..the cores available.  --gen: generated tokens (default 128).\n"
+    "  --cached-ceiling: reuse the cached probe instead of measuring (a few seconds).\n"
+    "  --idle-seconds: process CPU time measured over this idle time after generating (default\n"
+    "  5; 0 skips).  Use a synthetic model (`magnetar-cli synth`) to measure without downloads.";
+
+int run_bench(const std::vector<std::string>& argv);
+const Command kBench = {"bench", "measure the read-bandwidth ceiling and the engine's speed",
+                        kUsage, run_bench};
+
+double seconds_since(double t0) { return platform::now_seconds() - t0; }
+
+// Deterministic prompt: ids spread over the upper three quarters of the vocabulary, which holds
+// ordinary pieces in every SentencePiece layout (specials and bytes sit at the start).
+std::vector<int> make_prompt(int bos, int vocab, int n, uint64_t seed) {
+  std::vector<int> ids;
+  ids.reserve(static_cast<size_t>(n));
+  if (bos >= 0) ids.push_back(bos);
+  uint64_t x = seed * 6364136223846793005ull + 1442695040888963407ull;
+  while (static_cast<int>(ids.size()) < n) {
+    x = x * 6364136223846793005ull + 1442695040888963407ull;
+    ids.push_back(vocab / 4 + static_cast<int>((x >> 33) % static_cast<uint64_t>(vocab - vocab / 4)));
+  }
+  return ids;
+}
+
+// Parameters the prefill multiplies per token: the layers' matrices (the LM head runs on the
+// last position only).
+uint64_t layer_matrix_params(const ModelInfo& m) {
+  const uint64_t dim = m.dim, hidden = m.hidden_dim, q = uint64_t(m.n_heads) * m.head_dim;
+  const uint64_t kv = uint64_t(m.n_kv_heads) * m.head_dim;
+  return uint64_t(m.n_layers) * (dim * (q + 2 * kv) + q * dim + 3 * hidden * dim);
+}
+
+void measure_pool(int threads, double* round_trip_us, double* wake_up_us) {
+  ThreadPool pool(threads);
+  ThreadPool::Job empty = [](void*, int, int) {};
+  for (int i = 0; i < 200; ++i) pool.run(empty, nullptr);
+  std::vector<double> hot;
+  for (int i = 0; i < 2000; ++i) {
+    const double t0 = platform::now_seconds();
+    pool.run(empty, nullptr);
+    hot.push_back(seconds_since(t0) * 1e6);
+  }
+  std::vector<double> cold;  // after 50 ms the workers have left their spin and sleep
+  for (int i = 0; i < 20; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    const double t0 = platform::now_seconds();
+    pool.run(empty, nullptr);
+    cold.push_back(seconds_since(t0) * 1e6);
+  }
+  *round_trip_us = median(hot);
+  *wake_up_us = median(cold);
+}
+
+// The model's max_context and vocab_size from its header, before loading (to size the KV cache
+// for what the bench needs rather than the model's maximum).
+bool peek_max_context(const std::string& path, int* max_context) {
+  format::FileHeader header{};
+  if (!platform::read_file_range(path, 0, &header, sizeof header)) return false;
+  if (std::memcmp(header.magic, format::kMagic, sizeof header.magic) != 0) return false;
+  *max_context = static_cast<int>(header.max_context);
+  return *max_context > 0;
+}
+
+struct Timeline {
+  std::vector<double> token_times;  // reserved before generating: the callback never allocates
+  uint64_t max_resident = 0;
+  bool sample_rss = false;
+};
+
+// One generate() call on a fresh context; token_times[i] = seconds from the call to token i.
+Status timed_generate(Session& session, const std::vector<int>& prompt, int max_tokens,
+                      Timeline* timeline, GenerateResult* result) {
+  session.reset();
+  timeline->token_times.clear();
+  timeline->token_times.reserve(static_cast<size_t>(max_tokens) + 1);
+  GenerateRequest request;
+  request.prompt = prompt;
+  request.max_tokens = max_tokens;
+  request.stop_at_eog = false;
+  request.sampler.temperature = 0.0f;
+  const double t0 = platform::now_seconds();
+  request.on_token = [&](const TokenEvent&) {
+    timeline->token_times.push_back(seconds_since(t0));
+    if (timeline->sample_rss && timeline->token_times.size() % 32 == 1)
+      timeline->max_resident = std::max(timeline->max_resident, current_resident_bytes());
+    return true;
+  };
+  MAGNETAR_TRY(session.generate(request, result));
+  if (timeline->token_times.size() < static_cast<size_t>(max_tokens))
+    return Status::error("generation stopped after " +
+                         std::to_string(timeline->token_times.size()) + " of " +
+                         std::to_string(max_tokens) + " tokens (" +
+                         stop_reason_name(result->stop) + ")");
+  return Status::ok();
+}
+
+int run_bench(const std::vector<std::string>& argv) {
+  const std::vector<std::string> value_options = {"-m", "--model", "--threads", "--reps",
+                                                  "--prompts", "--gen", "--kernels", "--load",
+                                                  "--idle-seconds"};
+  Args args(argv, value_options);
+  if (!args.ok()) return usage_error(kBench, args.error());
+  std::vector<std::string> known = value_options;
+  known.insert(known.end(), {"--json", "--cached-ceiling"});
+  if (std::string bad = args.unknown_option(known); !bad.empty())
+    return usage_error(kBench, "unknown option " + bad);
+  if (!args.positional().empty()) return usage_error(kBench, "unexpected " + args.positional()[0]);
+  const std::string model_path = args.get({"-m", "--model"});
+  if (model_path.empty()) return usage_error(kBench, "no model given (-m MODEL)");
+
+  std::vector<int> thread_counts;
+  if (args.has("--threads")) {
+    if (!parse_int_list(args.get({"--threads"}), &thread_counts) ||
+        *std::min_element(thread_counts.begin(), thread_counts.end()) < 1)
+      return usage_error(kBench, "--threads takes positive integers, e.g. 1,2");
+  } else {
+    for (int t = 1; t <= platform::physical_cores(); ++t) thread_counts.push_back(t);
+  }
+  std::vector<int> prompt_lengths = {64, 128, 512};
+  if (args.has("--prompts") && (!parse_int_list(args.get({"--prompts"}), &prompt_lengths) ||
+                                *std::min_element(prompt_lengths.begin(), prompt_lengths.end()) < 2))
+    return usage_error(kBench, "--prompts takes integers >= 2, e.g. 64,128,512");
+  std::sort(prompt_lengths.begin(), prompt_lengths.end());
+  int64_t reps = 3, gen = 128;
+  double idle_seconds = 5;
+  if (!args.get_int({"--reps"}, &reps) || reps < 1 || reps > 1000)
+    return usage_error(kBench, "--reps takes an integer from 1 to 1000");
+  if (!args.get_int({"--gen"}, &gen) || gen < 2 || gen > 100000)
+    return usage_error(kBench, "--gen takes an integer from 2 to 100000");
+  if (!args.get_float({"--idle-seconds"}, &idle_seconds) || idle_seconds < 0 || idle_seconds > 600)
+    return usage_error(kBench, "--idle-seconds takes a number from 0 to 600");
+  const std::string kernel_choice = args.get({"--kernels"}, "auto");
+  if (kernel_choice == "reference") kernels::select(kernels::KernelChoice::Reference);
+  else if (kernel_choice == "asm") kernels::select(kernels::KernelChoice::Asm);
+  else if (kernel_choice != "auto") return usage_error(kBench, "--kernels is auto, reference or asm");
+  const std::string load_choice = args.get({"--load"}, "read");
+  if (load_choice != "read" && load_choice != "map")
+    return usage_error(kBench, "--load is read or map");
+  const bool json = args.has("--json");
+
+  // ---- Load -----------------------------------------------------------------------------------
+  int max_context = 0;
+  if (!peek_max_context(model_path, &max_context)) {
+    std::cerr << "magnetar-cli bench: " << model_path << " is not a readable Magnetar model\n";
+    return 1;
+  }
+  const int needed = std::max(prompt_lengths.back() + 1, static_cast<int>(gen) + 3);  // 2-token prompt + gen + 1
+  LoadOptions load;
+  load.mode = load_choice == "map" ? LoadMode::Map : LoadMode::Read;
+  load.context_length = std::min(max_context, needed);
+  load.threads = thread_counts.front();
+  int last_percent = -1;
+  load.on_progress = [&](uint64_t done, uint64_t total) {
+    const int percent = total ? static_cast<int>(done * 100 / total) : 100;
+    if (percent / 10 != last_percent / 10) std::cerr << "\rloading " << percent << "%" << std::flush;
+    last_percent = percent;
+  };
+  std::unique_ptr<Model> model;
+  const double load_t0 = platform::now_seconds();
+  if (Status s = Model::load(model_path, load, &model); !s) {
+    std::cerr << "\nmagnetar-cli bench: " << s.message() << "\n";
+    return 1;
+  }
+  const double load_wall = seconds_since(load_t0);
+  std::cerr << "\rloaded in " << load_wall << " s\n";
+  const ModelInfo& info = model->info();
+
+  BenchReport report;
+  report.model_path = model_path;
+  report.architecture = architecture_name(info.arch);
+  report.weight_type = info.weight_type;
+  report.n_params = info.n_params;
+  report.file_bytes = info.file_bytes;
+  report.weight_bytes_per_token = info.weight_bytes_per_token;
+  report.kv_cache_bytes = info.kv_cache_bytes;
+  report.matrix_params = layer_matrix_params(info);
+  report.context_length = info.context_length;
+  report.cpu_brand = cpu_info().brand;
+  report.logical_cores = cpu_info().logical_cores;
+  report.kernels = kernels::active().isa;
+  report.load_mode = load_choice;
+  report.load_seconds = info.load_seconds > 0 ? info.load_seconds : load_wall;
+  report.reps = static_cast<int>(reps);
+
+  std::unique_ptr<Session> session;
+
+  // ---- Engine runs, per thread count ----------------------------------------------------------
+  Timeline timeline;
+  GenerateResult result;
+  const int gen_tokens = static_cast<int>(gen);
+  const std::vector<int> gen_prompt = make_prompt(info.bos_id, info.vocab_size, 2, 7);
+  for (int threads : thread_counts) {
+    model->set_threads(threads);
+    session.reset();  // a session's scratch is sized for the model's thread count at creation
+    if (Status s = Session::create(*model, &session); !s) {
+      std::cerr << "magnetar-cli bench: " << s.message() << "\n";
+      return 1;
+    }
+    ThreadRun run;
+    run.threads = threads;
+    run.generated_tokens = gen_tokens;
+    std::cerr << "threads " << threads << ": warming up" << std::flush;
+    if (Status s = timed_generate(*session, gen_prompt, 4, &timeline, &result); !s) {
+      std::cerr << "\nmagnetar-cli bench: " << s.message() << "\n";
+      return 1;
+    }
+    std::vector<std::vector<double>> prompt_tps(prompt_lengths.size()), prompt_secs(prompt_lengths.size());
+    std::vector<double> gen_tps, engine_gen_tps;
+    for (int rep = 0; rep < reps; ++rep) {
+      std::cerr << "\rthreads " << threads << ": repetition " << rep + 1 << "/" << reps
+                << "   " << std::flush;
+      for (size_t i = 0; i < prompt_lengths.size(); ++i) {
+        const int n = prompt_lengths[i];
+        if (n + 1 > info.context_length) continue;
+        const auto prompt = make_prompt(info.bos_id, info.vocab_size, n, 100 + rep);
+        timeline.sample_rss = false;
+        if (Status s = timed_generate(*session, prompt, 1, &timeline, &result); !s) {
+          std::cerr << "\nmagnetar-cli bench: " << s.message() << "\n";
+          return 1;
+        }
+        prompt_secs[i].push_back(timeline.token_times[0]);
+        prompt_tps[i].push_back(n / timeline.token_times[0]);
+      }
+      // Decode: gen_tokens intervals after the first token (which the prefill produced).
+      timeline.sample_rss = true;
+      if (Status s = timed_generate(*session, gen_prompt, gen_tokens + 1, &timeline, &result); !s) {
+        std::cerr << "\nmagnetar-cli bench: " << s.message() << "\n";
+        return 1;
+      }
+      const auto& t = timeline.token_times;
+      gen_tps.push_back(gen_tokens / (t[static_cast<size_t>(gen_tokens)] - t[0]));
+      engine_gen_tps.push_back(result.stats.generate_tokens_per_second);
+    }
+    for (size_t i = 0; i < prompt_lengths.size(); ++i) {
+      if (prompt_tps[i].empty()) continue;
+      PromptResult p;
+      p.tokens = prompt_lengths[i];
+      p.tokens_per_second = median(prompt_tps[i]);
+      p.seconds = median(prompt_secs[i]);
+      run.prompts.push_back(p);
+    }
+    // TTFT: the 128-token prompt, else the measured length nearest to it.
+    for (const auto& p : run.prompts)
+      if (run.ttft_prompt_tokens == 0 ||
+          std::abs(p.tokens - 128) < std::abs(run.ttft_prompt_tokens - 128)) {
+        run.ttft_prompt_tokens = p.tokens;
+        run.ttft_seconds = p.seconds;
+      }
+    if (!run.prompts.empty())
+      run.prefill_gflops =
+          2.0 * static_cast<double>(report.matrix_params) * run.prompts.back().tokens_per_second / 1e9;
+    run.generate_tokens_per_second = median(gen_tps);
+    run.engine_generate_tokens_per_second = median(engine_gen_tps);
+    run.achieved_gbps =
+        static_cast<double>(info.weight_bytes_per_token) * run.generate_tokens_per_second / 1e9;
+    std::cerr << "\rthreads " << threads << ": thread-pool latency      " << std::flush;
+    measure_pool(threads, &run.pool_round_trip_us, &run.pool_wake_up_us);
+    std::cerr << "\r" << std::string(40, ' ') << "\r";
+    report.runs.push_back(run);
+  }
+  report.resident_during_generation_bytes = timeline.max_resident;
+
+  if (idle_seconds > 0) {
+    std::cerr << "measuring idle CPU for " << idle_seconds << " s\n";
+    const double cpu0 = platform::process_cpu_seconds();
+    std::this_thread::sleep_for(std::chrono::duration<double>(idle_seconds));
+    report.idle_cpu_seconds = platform::process_cpu_seconds() - cpu0;
+    report.idle_seconds = idle_seconds;
+  }
+  report.peak_resident_bytes = peak_resident_bytes();
+  session.reset();
+  model.reset();
+
+  // ---- The ceiling: measured after the model is gone (no competition for memory) -------------
+  std::cerr << (args.has("--cached-ceiling") ? "reading" : "measuring")
+            << " the read-bandwidth ceiling\n";
+  const BandwidthProfile ceiling = cached_read_bandwidth(!args.has("--cached-ceiling"));
+  report.probe_buffer_bytes = ceiling.buffer_bytes;
+  for (const auto& p : ceiling.points) report.ceiling.emplace_back(p.threads, p.read_gbps);
+  for (auto& run : report.runs) {
+    run.ceiling_gbps = ceiling.at_threads(run.threads);
+    run.percent_of_ceiling = run.ceiling_gbps > 0 ? 100.0 * run.achieved_gbps / run.ceiling_gbps : 0;
+  }
+
+  if (json)
+    std::cout << report_to_json(report).dump(2) << "\n";
+  else
+    std::cout << report_to_table(report);
+  return 0;
+}
+
+}  // namespace
+
+static CommandRegistration bench_registration(kBench);
+
+}  // namespace magnetar::cli

@@ -1,0 +1,47 @@
+// Pure decisions the app makes, kept apart from the window so tests can call them directly:
+// what a dropped path is, which turns still fit in the context window, and what speed and
+// memory to expect from a model on this machine.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "conversation.h"
+#include "magnetar/convert.h"
+
+namespace magnetar::app {
+
+enum class DropKind { HuggingFaceFolder, Llama2cCheckpoint, MagnetarModel, Unsupported };
+
+struct DropTarget {
+  DropKind kind = DropKind::Unsupported;
+  std::string path;     // the folder or file to act on (a dropped config.json means its folder)
+  std::string message;  // for Unsupported: why, in words for the user
+};
+
+// Looks at the file system only (never converts or loads).
+DropTarget classify_drop(const std::string& path);
+
+// Index of the first message to send so that the prompt fits in `budget` tokens, dropping
+// whole turns from the front (a turn starts at a user message); the last user message is
+// always kept. tokens_from(first) is the prompt size when sending messages[first..].
+// Returns -1 when even the last turn alone does not fit.
+int first_message_to_keep(const std::vector<Message>& messages,
+                          const std::function<int(size_t first)>& tokens_from, int budget);
+
+// Tokens the context window must keep free for an answer when a prompt is checked for overflow.
+int reply_reserve_tokens(int context_length, int max_tokens);
+
+// Decode speed is bound by reading the weights once per token.
+double predicted_tokens_per_second(uint64_t bytes_per_token, double read_gbps);
+// Model file + KV cache (float32 keys and values for every layer) + a little scratch.
+uint64_t predicted_ram_bytes(uint64_t model_file_bytes, int n_layers, int kv_width, int context);
+
+// Bytes per parameter of each weight type in the model file (blocks of 32 with a scale).
+double bytes_per_parameter(WeightType type);
+
+// A default file name for a converted model: "<folder name>-<type>.mgn", made file-system safe.
+std::string converted_model_file_name(const std::string& source_path, const std::string& type_name);
+
+}  // namespace magnetar::app

@@ -1,0 +1,156 @@
+// Text and file helpers (see text_util.h).
+#include "text_util.h"
+
+#include <cctype>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <system_error>
+
+#ifdef _WIN32
+#include <io.h>
+#include <windows.h>
+#else
+#include <fcntl.h>
+#include <unistd.h>
+#endif
+
+namespace magnetar::app {
+
+std::string trim(const std::string& text) {
+  size_t begin = 0, end = text.size();
+  while (begin < end && std::isspace(static_cast<unsigned char>(text[begin]))) ++begin;
+  while (end > begin && std::isspace(static_cast<unsigned char>(text[end - 1]))) --end;
+  return text.substr(begin, end - begin);
+}
+
+size_t utf8_complete_prefix(const char* text, size_t length) {
+  // Walk back over at most 3 continuation bytes to the lead byte of the last character.
+  size_t i = length, back = 0;
+  while (i > 0 && back < 4 && (static_cast<unsigned char>(text[i - 1]) & 0xC0) == 0x80) {
+    --i;
+    ++back;
+  }
+  if (i == 0) return back == 0 ? 0 : length;  // only continuation bytes: leave them alone
+  const unsigned char lead = static_cast<unsigned char>(text[i - 1]);
+  size_t need = 1;
+  if (lead >= 0xF0) need = 4;
+  else if (lead >= 0xE0) need = 3;
+  else if (lead >= 0xC0) need = 2;
+  else return length;  // ASCII lead: everything is complete
+  return back + 1 >= need ? length : i - 1;
+}
+
+std::string utf8_truncate(const std::string& text, size_t max_bytes) {
+  if (text.size() <= max_bytes) return text;
+  size_t cut = max_bytes;
+  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
+  return text.substr(0, cut);
+}
+
+bool contains_case_insensitive(const std::string& haystack, const std::string& needle) {
+  if (needle.empty()) return true;
+  auto lower = [](unsigned char c) { return static_cast<char>(std::tolower(c)); };
+  for (size_t i = 0; i + needle.size() <= haystack.size(); ++i) {
+    size_t k = 0;
+    while (k < needle.size() && lower(haystack[i + k]) == lower(needle[k])) ++k;
+    if (k == needle.size()) return true;
+  }
+  return false;
+}
+
+bool is_safe_file_stem(const std::string& stem) {
+  if (stem.empty() || stem.size() > 128 || stem[0] == '.') return false;
+  for (unsigned char c : stem)
+    if (!std::isalnum(c) && c != '-' && c != '_' && c != '.') return false;
+  return true;
+}
+
+std::string format_bytes(uint64_t bytes) {
+  const char* units[] = {"B", "KB", "MB", "GB", "TB"};
+  double value = static_cast<double>(bytes);
+  int unit = 0;
+  while (value >= 1000.0 && unit < 4) {
+    value /= 1000.0;
+    ++unit;
+  }
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, unit == 0 ? "%.0f %s" : value < 10 ? "%.2f %s" : "%.1f %s",
+                value, units[unit]);
+  return buffer;
+}
+
+std::string format_count(uint64_t count) {
+  const char* units[] = {"", "K", "M", "B", "T"};
+  double value = static_cast<double>(count);
+  int unit = 0;
+  while (value >= 1000.0 && unit < 4) {
+    value /= 1000.0;
+    ++unit;
+  }
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, unit == 0 || value >= 100 ? "%.0f%s" : "%.1f%s", value,
+                units[unit]);
+  return buffer;
+}
+
+std::filesystem::path to_path(const std::string& utf8) {
+  return std::filesystem::path(std::u8string(utf8.begin(), utf8.end()));
+}
+
+std::string from_path(const std::filesystem::path& path) {
+  const std::u8string u8 = path.u8string();
+  return std::string(u8.begin(), u8.end());
+}
+
+Status read_whole_file(const std::string& path, std::string* out) {
+#ifdef _WIN32
+  FILE* file = _wfopen(to_path(path).c_str(), L"rb");
+#else
+  FILE* file = std::fopen(path.c_str(), "rb");
+#endif
+  if (!file) return Status::error("cannot open " + path + ": " + std::strerror(errno));
+  std::string data;
+  char chunk[65536];
+  size_t n;
+  while ((n = std::fread(chunk, 1, sizeof chunk, file)) > 0) data.append(chunk, n);
+  const bool failed = std::ferror(file);
+  std::fclose(file);
+  if (failed) return Status::error("cannot read " + path);
+  *out = std::move(data);
+  return Status::ok();
+}
+
+Status atomic_write_file(const std::string& path, const std::string& bytes) {
+  const std::string temp = path + ".tmp";
+#ifdef _WIN32
+  FILE* file = _wfopen(to_path(temp).c_str(), L"wb");
+#else
+  FILE* file = std::fopen(temp.c_str(), "wb");
+#endif
+  if (!file) return Status::error("cannot create " + temp + ": " + std::strerror(errno));
+  bool ok = std::fwrite(bytes.data(), 1, bytes.size(), file) == bytes.size();
+  ok = std::fflush(file) == 0 && ok;
+#ifdef _WIN32
+  ok = _commit(_fileno(file)) == 0 && ok;
+#else
+  ok = fsync(fileno(file)) == 0 && ok;
+#endif
+  ok = std::fclose(file) == 0 && ok;
+  if (!ok) {
+    std::error_code ignored;
+    std::filesystem::remove(to_path(temp), ignored);
+    return Status::error("cannot write " + temp + " (disk full?)");
+  }
+#ifdef _WIN32
+  if (!MoveFileExW(to_path(temp).c_str(), to_path(path).c_str(),
+                   MOVEFILE_REPLACE_EXISTING | MOVEFILE_WRITE_THROUGH))
+    return Status::error("cannot replace " + path);
+#else
+  if (std::rename(temp.c_str(), path.c_str()) != 0)
+    return Status::error("cannot replace " + path + ": " + std::strerror(errno));
+#endif
+  return Status::ok();
+}
+
+}  // namespace magnetar::app

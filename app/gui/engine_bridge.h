@@ -1,0 +1,87 @@
+// EngineBridge: the engine thread and the two channels to it.
+//
+//   UI thread --send(EngineCommand)--> command queue --> engine thread (runs one at a time)
+//   UI thread <--poll(EngineEvent)--- event queue  <--- engine thread (tokens, progress, results)
+//
+// Both queues are SpscQueue (lock-free, fixed capacity). The engine thread sleeps on a condition
+// variable while it has no command; the UI sleeps in glfwWaitEventsTimeout and is woken through
+// the `wake` callback (glfwPostEmptyEvent) at most once per drain. Stopping is an atomic the
+// engine checks between tokens and prefill batches, so it never waits behind queued events.
+// Large, rare results (ModelInfo, the machine profile) go through a mutex-guarded mailbox.
+#pragma once
+#include <atomic>
+#include <condition_variable>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <thread>
+
+#include "core/engine_protocol.h"
+#include "magnetar/system.h"
+
+namespace magnetar {
+template <typename T>
+class SpscQueue;
+}
+
+namespace magnetar::app {
+
+struct MachineProfile {
+  bool ready = false;
+  CpuInfo cpu;
+  BandwidthProfile bandwidth;
+  double best_gbps = 0;
+};
+
+class EngineBridge {
+ public:
+  // `wake` is called from the engine thread when events wait and the UI may be asleep.
+  explicit EngineBridge(std::function<void()> wake);
+  ~EngineBridge();  // cancels what runs, stops the thread
+  EngineBridge(const EngineBridge&) = delete;
+  EngineBridge& operator=(const EngineBridge&) = delete;
+
+  // UI thread only.
+  void send(EngineCommand command);
+  void cancel(uint64_t request_id);  // stops that request if it runs or is queued
+  bool poll(EngineEvent* out);
+  std::optional<ModelInfo> take_model_info();
+  MachineProfile machine() const;
+
+ private:
+  void run();  // the engine thread
+  void execute(EngineCommand& command);
+  void generate(EngineCommand& command);
+  void load(const EngineCommand& command);
+  void convert(const EngineCommand& command);
+  void measure_machine();
+  template <typename Fill>
+  void emit(Fill&& fill);
+  void emit_simple(EventKind kind, uint64_t request_id, std::string_view text = {},
+                   int64_t done = 0, int64_t total = 0);
+
+  std::function<void()> wake_;
+  std::unique_ptr<SpscQueue<EngineCommand>> commands_;
+  std::unique_ptr<SpscQueue<EngineEvent>> events_;
+  std::mutex doorbell_mutex_;
+  std::condition_variable doorbell_;
+  std::atomic<bool> wake_pending_{false};
+  std::atomic<bool> quitting_{false};
+
+  // Cancellation: the UI raises cancel_upto_ and the flag; the engine re-arms the flag for
+  // each request from cancel_upto_ (see begin_request in the .cpp for the ordering argument).
+  std::atomic<uint64_t> cancel_upto_{0};
+  std::atomic<bool> cancel_flag_{false};
+
+  mutable std::mutex mailbox_mutex_;
+  std::optional<ModelInfo> loaded_info_;
+  MachineProfile machine_;
+
+  // Engine thread only.
+  std::unique_ptr<Model> model_;
+  std::unique_ptr<Session> session_;
+  std::thread thread_;
+};
+
+}  // namespace magnetar::app

@@ -1,0 +1,104 @@
+// Quantized weights: GGUF's Q8_0 and Q4_0 block formats, their quantizers and dequantizers, and
+// the integer matrix–vector kernels (C++ reference twins + NASM AVX2) with their dispatch table.
+//
+// Block layout and rounding are GGUF's, bit for bit, so a GGUF tensor of these types is used
+// without requantising and our quantizer's output equals GGML's reference quantizer's:
+//   Q8_0: d = amax / 127, q[i] = round-half-away(x[i] / d)             value = q * d
+//   Q4_0: d = m / -8 (m = the value of largest magnitude, first wins),
+//         q[i] = min(15, trunc(x[i] / d + 8.5))                         value = (q - 8) * d
+//   d is stored as IEEE half (kernels::f32_to_f16_scalar, round to nearest even, as GGML's
+//   GGML_FP32_TO_FP16); 1/d is taken from the unrounded d.
+//   Q4_0 packs element j in the low nibble of qs[j] and element j + 16 in its high nibble.
+// A quantized matrix [rows, cols] is row-major: each row is cols / 32 blocks, rows contiguous.
+//
+// The kernels multiply such a matrix by an FP32 vector quantized once per call to int8 blocks
+// (ActBlock: symmetric, d = amax / 127, round to nearest even) and use integer dot products per
+// block; the FP32 result is sum_b wd_b * xd_b * dot_b. Not here: K-quants, other GGUF types.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "kernels/kernels.h"
+
+namespace magnetar::quant {
+
+inline constexpr int64_t kBlock = 32;  // weights per block, both types
+
+struct BlockQ8_0 {
+  uint16_t d;            // scale, IEEE half
+  int8_t qs[kBlock];     // value[i] = qs[i] * d
+};
+struct BlockQ4_0 {
+  uint16_t d;                // scale, IEEE half
+  uint8_t qs[kBlock / 2];    // element j: low nibble of qs[j]; element j + 16: high nibble
+};
+static_assert(sizeof(BlockQ8_0) == 34 && alignof(BlockQ8_0) == 2, "GGUF block_q8_0 is 34 bytes");
+static_assert(sizeof(BlockQ4_0) == 18 && alignof(BlockQ4_0) == 2, "GGUF block_q4_0 is 18 bytes");
+
+// One 32-value block of a quantized activation vector (kernel input, lives in scratch memory).
+struct ActBlock {
+  float d;               // scale: x[i] ≈ qs[i] * d
+  int32_t sum;           // sum of qs (Q4_0 kernels subtract 8 * d_w * d * sum)
+  int8_t qs[kBlock];     // in [-127, 127]
+};
+static_assert(sizeof(ActBlock) == 40, "ActBlock layout is shared with asm/quant_*.asm");
+
+// Bytes of one row of `cols` weights (cols a multiple of kBlock).
+inline int64_t row_bytes_q8_0(int64_t cols) { return cols / kBlock * int64_t(sizeof(BlockQ8_0)); }
+inline int64_t row_bytes_q4_0(int64_t cols) { return cols / kBlock * int64_t(sizeof(BlockQ4_0)); }
+
+// GGML's reference quantizers (bit-exact) and dequantizers. n is a multiple of kBlock.
+void quantize_row_q8_0(const float* x, BlockQ8_0* y, int64_t n);
+void quantize_row_q4_0(const float* x, BlockQ4_0* y, int64_t n);
+void dequantize_row_q8_0(const BlockQ8_0* x, float* y, int64_t n);
+void dequantize_row_q4_0(const BlockQ4_0* x, float* y, int64_t n);
+
+// ---- Kernel signatures (shared by twin, asm and tests; pointers and 64-bit ints only) ----
+// x[n] -> n / 32 ActBlocks. n must be a multiple of 32; x needs no alignment.
+using QuantizeActFn = void (*)(const float* x, ActBlock* out, int64_t n);
+// y[r] = sum over blocks b of row r: w.d * x[b].d * sum_i w.q[i] * x[b].qs[i], r < rows.
+// w: [rows, cols / 32] blocks of the kernel's type (any alignment), x: [cols / 32] ActBlocks,
+// y: [rows] FP32. cols a multiple of 32 (> 0); any rows >= 0. Weights of Q8_0 must lie in
+// [-127, 127] (GGML's quantizer never emits -128).
+using MatvecQFn = void (*)(const void* w, const ActBlock* x, float* y, int64_t rows, int64_t cols);
+
+struct QuantKernelTable {
+  QuantizeActFn quantize_act;
+  MatvecQFn matvec_q8_0;
+  MatvecQFn matvec_q4_0;
+  const char* isa;  // "avx512vnni", "avx2" or "reference"
+};
+
+// The table in use: AVX2 asm when cpu::features().has_avx2_kernels(), unless
+// MAGNETAR_KERNELS=reference. Filled on first call (thread-safe).
+const QuantKernelTable& active();
+// Refill the table (tests, bench --kernels). Not thread-safe against running kernels.
+void select(kernels::KernelChoice choice);
+const QuantKernelTable& reference_table();
+bool asm_available();  // the CPU runs the AVX2 kernels
+// The best asm table for this CPU (only call when asm_available()).
+const QuantKernelTable& asm_table();
+// Every asm table this CPU runs, in order of preference (best last): "avx2", then
+// "avx512vnni" (VNNI matvecs on YMM) where the CPU has AVX512F/BW/VL + VNNI. Tests check each.
+std::vector<const QuantKernelTable*> asm_tables();
+
+// Reference twins (always compiled: the fallback and the test oracle).
+void quantize_act_ref(const float* x, ActBlock* out, int64_t n);
+void matvec_q8_0_ref(const void* w, const ActBlock* x, float* y, int64_t rows, int64_t cols);
+void matvec_q4_0_ref(const void* w, const ActBlock* x, float* y, int64_t rows, int64_t cols);
+
+}  // namespace magnetar::quant
+
+// NASM kernels (asm/quant_avx2.asm); same contracts as the twins above.
+extern "C" {
+void magnetar_quantize_act_avx2(const float* x, magnetar::quant::ActBlock* out, int64_t n);
+void magnetar_matvec_q8_0_avx2(const void* w, const magnetar::quant::ActBlock* x, float* y,
+                               int64_t rows, int64_t cols);
+void magnetar_matvec_q4_0_avx2(const void* w, const magnetar::quant::ActBlock* x, float* y,
+                               int64_t rows, int64_t cols);
+// asm/quant_avx512vnni.asm
+void magnetar_matvec_q8_0_avx512vnni(const void* w, const magnetar::quant::ActBlock* x, float* y,
+                                     int64_t rows, int64_t cols);
+void magnetar_matvec_q4_0_avx512vnni(const void* w, const magnetar::quant::ActBlock* x, float* y,
+                                     int64_t rows, int64_t cols);
+}

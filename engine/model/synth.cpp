@@ -1,0 +1,288 @@
+// Synthetic model files (see synth.h): published shapes, seeded noise, written atomically.
+#include "model/synth.h"
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <vector>
+
+#include "kernels/kernels.h"
+#include "tokenizer/sentencepiece_proto.h"
+
+namespace magnetar::synth {
+
+// ---- Known shapes ---------------------------------------------------------------------------
+// From each model's published config.json (Hugging Face) or llama2.c's export settings.
+
+const std::vector<Spec>& known_specs() {
+  static const std::vector<Spec> specs = [] {
+    std::vector<Spec> v;
+    Spec gemma;
+    gemma.arch = Architecture::Gemma;
+    gemma.activation = format::Activation::GeluTanh;
+    gemma.norm_eps = 1e-6f;
+    gemma.rope_theta = 10000.0f;
+    gemma.tied_embeddings = true;
+    gemma.chat_template = ChatTemplate::Gemma;
+    gemma.vocab_size = 256000;
+    gemma.max_context = 8192;
+    gemma.head_dim = 256;
+
+    Spec g2b = gemma;  // google/gemma-2b
+    g2b.name = "gemma-2b";
+    g2b.dim = 2048, g2b.n_layers = 18, g2b.n_heads = 8, g2b.n_kv_heads = 1;
+    g2b.hidden_dim = 16384;
+    v.push_back(g2b);
+
+    Spec g7b = gemma;  // google/gemma-7b: query width 16 x 256 = 4096 differs from dim 3072
+    g7b.name = "gemma-7b";
+    g7b.dim = 3072, g7b.n_layers = 28, g7b.n_heads = 16, g7b.n_kv_heads = 16;
+    g7b.hidden_dim = 24576;
+    v.push_back(g7b);
+
+    Spec llama;
+    llama.arch = Architecture::Llama;
+    llama.activation = format::Activation::Silu;
+    llama.vocab_size = 32000;
+    llama.rope_theta = 10000.0f;
+
+    Spec l7b = llama;  // meta-llama/Llama-2-7b-hf
+    l7b.name = "llama-2-7b";
+    l7b.dim = 4096, l7b.n_layers = 32, l7b.n_heads = 32, l7b.n_kv_heads = 32, l7b.head_dim = 128;
+    l7b.hidden_dim = 11008, l7b.max_context = 4096, l7b.norm_eps = 1e-5f;
+    v.push_back(l7b);
+
+    Spec tiny = llama;  // TinyLlama/TinyLlama-1.1B-Chat-v1.0
+    tiny.name = "tinyllama-1.1b";
+    tiny.dim = 2048, tiny.n_layers = 22, tiny.n_heads = 32, tiny.n_kv_heads = 4, tiny.head_dim = 64;
+    tiny.hidden_dim = 5632, tiny.max_context = 2048, tiny.norm_eps = 1e-5f;
+    v.push_back(tiny);
+
+    Spec s15 = llama;  // llama2.c stories15M: classifier shared with the embedding
+    s15.name = "stories15M";
+    s15.dim = 288, s15.n_layers = 6, s15.n_heads = 6, s15.n_kv_heads = 6, s15.head_dim = 48;
+    s15.hidden_dim = 768, s15.max_context = 256, s15.norm_eps = 1e-5f;
+    s15.tied_embeddings = true;
+    v.push_back(s15);
+    return v;
+  }();
+  return specs;
+}
+
+const Spec* find_spec(std::string_view name) {
+  for (const auto& s : known_specs())
+    if (s.name == name) return &s;
+  return nullptr;
+}
+
+SpecialIds special_ids(const Spec& spec) {
+  SpecialIds ids;
+  if (spec.arch == Architecture::Gemma || spec.arch == Architecture::Gemma2) {
+    // Gemma's layout: pad 0, eos 1, bos 2, unk 3, <mask> 4, unused 5..105, turn markers.
+    ids.pad = 0, ids.eos = 1, ids.bos = 2, ids.unk = 3;
+    ids.start_of_turn = 106, ids.end_of_turn = 107;
+    ids.first_byte = 108;
+  } else {
+    ids.unk = 0, ids.bos = 1, ids.eos = 2, ids.first_byte = 3;  // Llama / SentencePiece default
+  }
+  return ids;
+}
+
+// ---- Header and tensor table ----------------------------------------------------------------
+
+format::FileHeader make_header(const Spec& spec) {
+  format::FileHeader h{};
+  h.architecture = static_cast<uint32_t>(spec.arch);
+  h.flags = format::kFlagAddBos;
+  if (spec.tied_embeddings) h.flags |= format::kFlagTiedEmbeddings;
+  if (spec.arch != Architecture::Llama) h.flags |= format::kFlagEmbedScaleSqrtDim;
+  h.n_layers = static_cast<uint32_t>(spec.n_layers);
+  h.dim = static_cast<uint32_t>(spec.dim);
+  h.hidden_dim = static_cast<uint32_t>(spec.hidden_dim);
+  h.n_heads = static_cast<uint32_t>(spec.n_heads);
+  h.n_kv_heads = static_cast<uint32_t>(spec.n_kv_heads);
+  h.head_dim = static_cast<uint32_t>(spec.head_dim);
+  h.vocab_size = static_cast<uint32_t>(spec.vocab_size);
+  h.max_context = static_cast<uint32_t>(spec.max_context);
+  h.activation = static_cast<uint32_t>(spec.activation);
+  h.chat_template_kind = static_cast<uint32_t>(spec.chat_template);
+  h.norm_eps = spec.norm_eps;
+  h.rope_theta = spec.rope_theta;
+  h.query_scale = 1.0f / std::sqrt(static_cast<float>(spec.head_dim));
+  const SpecialIds ids = special_ids(spec);
+  h.bos_id = ids.bos;
+  h.n_eog_ids = 0;
+  h.eog_ids[h.n_eog_ids++] = ids.eos;
+  if (ids.end_of_turn >= 0) h.eog_ids[h.n_eog_ids++] = ids.end_of_turn;
+  return h;
+}
+
+std::vector<format::TensorDecl> tensor_decls(const Spec& spec, format::DType dtype) {
+  using format::DType;
+  using format::TensorDecl;
+  const uint64_t dim = spec.dim, hidden = spec.hidden_dim, head = spec.head_dim;
+  const uint64_t q_width = spec.n_heads * head;
+  const uint64_t qkv_rows = (spec.n_heads + 2ull * spec.n_kv_heads) * head;
+  auto matrix = [&](std::string name, uint64_t rows, uint64_t cols) {
+    return TensorDecl{std::move(name), dtype, rows, cols, 2};
+  };
+  auto norm = [&](std::string name) { return TensorDecl{std::move(name), DType::F32, 1, dim, 1}; };
+
+  std::vector<TensorDecl> decls;
+  decls.push_back(matrix("tok_embeddings", spec.vocab_size, dim));
+  for (int i = 0; i < spec.n_layers; ++i) {
+    const std::string p = "layers." + std::to_string(i) + ".";
+    decls.push_back(norm(p + "attn_norm"));
+    decls.push_back(matrix(p + "wqkv", qkv_rows, dim));
+    decls.push_back(matrix(p + "wo", dim, q_width));
+    decls.push_back(norm(p + "ffn_norm"));
+    decls.push_back(matrix(p + "w_gate_up", 2 * hidden, dim));
+    decls.push_back(matrix(p + "w_down", dim, hidden));
+    if (spec.arch == Architecture::Gemma2) {
+      decls.push_back(norm(p + "post_attn_norm"));
+      decls.push_back(norm(p + "post_ffn_norm"));
+    }
+  }
+  decls.push_back(norm("output_norm"));
+  if (!spec.tied_embeddings) decls.push_back(matrix("output", spec.vocab_size, dim));
+  return decls;
+}
+
+uint64_t parameter_count(const Spec& spec) {
+  uint64_t n = 0;
+  for (const auto& d : tensor_decls(spec, format::DType::F32)) n += d.rows * d.cols;
+  return n;
+}
+
+// ---- Vocabulary -----------------------------------------------------------------------------
+
+Status vocabulary_proto(const Spec& spec, std::string* out) {
+  using spm::PieceType;
+  const SpecialIds ids = special_ids(spec);
+  const bool gemma_names = ids.pad >= 0;
+  spm::ModelSpec model;
+  model.pieces.resize(static_cast<size_t>(spec.vocab_size));
+  model.unk_id = ids.unk, model.bos_id = ids.bos, model.eos_id = ids.eos, model.pad_id = ids.pad;
+  model.add_dummy_prefix = !gemma_names;  // Gemma's tokenizer has no dummy prefix
+  int next_filler = 0;
+  for (int id = 0; id < spec.vocab_size; ++id) {
+    static const char kHex[] = "0123456789ABCDEF";
+    spm::VocabPiece& p = model.pieces[static_cast<size_t>(id)];
+    const int byte = id - ids.first_byte;
+    p.type = PieceType::Control;
+    if (id == ids.unk) p.piece = "<unk>", p.type = PieceType::Unknown;
+    else if (id == ids.bos) p.piece = gemma_names ? "<bos>" : "<s>";
+    else if (id == ids.eos) p.piece = gemma_names ? "<eos>" : "</s>";
+    else if (id == ids.pad) p.piece = "<pad>";
+    else if (id == ids.start_of_turn) p.piece = "<start_of_turn>", p.type = PieceType::UserDefined;
+    else if (id == ids.end_of_turn) p.piece = "<end_of_turn>", p.type = PieceType::UserDefined;
+    else if (byte >= 0 && byte < 256)
+      p.piece = std::string("<0x") + kHex[byte >> 4] + kHex[byte & 15] + ">",
+      p.type = PieceType::Byte;
+    else if (id < ids.first_byte)  // Gemma's reserved range (<mask>, unused slots)
+      p.piece = "<unused" + std::to_string(id) + ">";
+    else {
+      // Distinct filler pieces "▁s<n>" with falling scores.
+      p.piece = "\xE2\x96\x81s" + std::to_string(next_filler);
+      p.type = PieceType::Normal;
+      p.score = -static_cast<float>(++next_filler);
+    }
+  }
+  return spm::build_sentencepiece_model(model, out);
+}
+
+// ---- Noise ----------------------------------------------------------------------------------
+
+namespace {
+
+// Counter-based generator: word w of tensor t depends only on (seed, t, w), so any chunking of
+// a tensor gives the same bytes.
+inline uint64_t mix(uint64_t x) {  // splitmix64 finaliser
+  x += 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+
+inline uint64_t stream_key(uint64_t seed, uint64_t tensor_index) {
+  return mix(mix(seed) ^ (tensor_index * 0xD1B54A32D192ED03ull));
+}
+
+// u in [0, 65536) -> the midpoint of bucket u of [-1, 1].
+inline float unit(uint32_t u) { return (static_cast<float>(u) + 0.5f) / 32768.0f - 1.0f; }
+
+}  // namespace
+
+void fill_f16(uint64_t seed, uint64_t tensor_index, float scale, uint64_t first, uint64_t count,
+              uint16_t* out) {
+  // Each 16-bit random value picks one of 65536 evenly spaced levels, pre-converted to FP16.
+  std::unique_ptr<uint16_t[]> levels(new uint16_t[65536]);
+  for (uint32_t u = 0; u < 65536; ++u) levels[u] = kernels::f32_to_f16_scalar(scale * unit(u));
+  const uint64_t key = stream_key(seed, tensor_index);
+  uint64_t word = mix(key + first / 4);
+  for (uint64_t i = 0; i < count; ++i) {
+    const uint64_t e = first + i;
+    if (e % 4 == 0) word = mix(key + e / 4);  // four values per 64-bit word
+    out[i] = levels[(word >> (16 * (e % 4))) & 0xFFFF];
+  }
+}
+
+void fill_f32(uint64_t seed, uint64_t tensor_index, float scale, uint64_t first, uint64_t count,
+              float* out) {
+  const uint64_t key = stream_key(seed, tensor_index);
+  uint64_t word = mix(key + first / 4);
+  for (uint64_t i = 0; i < count; ++i) {
+    const uint64_t e = first + i;
+    if (e % 4 == 0) word = mix(key + e / 4);
+    out[i] = scale * unit(static_cast<uint32_t>((word >> (16 * (e % 4))) & 0xFFFF));
+  }
+}
+
+// ---- Writing --------------------------------------------------------------------------------
+
+Status write_model(const Spec& spec, const Options& options, const std::string& path) {
+  if (options.dtype != format::DType::F16 && options.dtype != format::DType::F32)
+    return Status::error(std::string("synthetic models are F16 or F32, not ") +
+                         format::dtype_name(options.dtype));
+  const std::vector<format::TensorDecl> decls = tensor_decls(spec, options.dtype);
+  std::string vocabulary;
+  MAGNETAR_TRY(vocabulary_proto(spec, &vocabulary).with_context("synthetic vocabulary"));
+  std::unique_ptr<format::ModelWriter> writer;
+  MAGNETAR_TRY(format::ModelWriter::create(path, make_header(spec), decls, vocabulary, "", &writer));
+  uint64_t total = 0, done = 0;
+  for (const auto& d : decls) total += format::tensor_bytes(d.dtype, d.rows, d.cols);
+
+  // Streamed in parts of kChunkValues values: memory stays a few MiB whatever the model size.
+  constexpr uint64_t kChunkValues = uint64_t(4) << 20;
+  std::vector<float> f32(kChunkValues);
+  std::vector<uint16_t> f16(kChunkValues);
+  for (size_t t = 0; t < decls.size(); ++t) {
+    const format::TensorDecl& d = decls[t];
+    const uint64_t count = d.rows * d.cols;
+    // Matrices: uniform in ±1/sqrt(cols), so each output of a matrix-vector product stays O(|x|).
+    // Norm multipliers: ones, so activations keep a sane scale through the layers.
+    const float scale = 1.0f / std::sqrt(static_cast<float>(d.cols));
+    for (uint64_t first = 0; first < count; first += kChunkValues) {
+      const uint64_t n = std::min(kChunkValues, count - first);
+      const void* data = nullptr;
+      uint64_t bytes = 0;
+      if (d.n_dims == 1) {
+        std::fill(f32.begin(), f32.begin() + static_cast<ptrdiff_t>(n), 1.0f);
+        data = f32.data(), bytes = n * sizeof(float);
+      } else if (d.dtype == format::DType::F16) {
+        fill_f16(options.seed, t, scale, first, n, f16.data());
+        data = f16.data(), bytes = n * sizeof(uint16_t);
+      } else {
+        fill_f32(options.seed, t, scale, first, n, f32.data());
+        data = f32.data(), bytes = n * sizeof(float);
+      }
+      const uint64_t offset = first * (d.dtype == format::DType::F16 ? 2 : 4);
+      MAGNETAR_TRY(writer->write_tensor_part(t, offset, data, bytes).with_context(d.name));
+      done += bytes;
+      if (options.on_progress) options.on_progress(done, total);
+    }
+  }
+  return writer->commit();
+}
+
+}  // namespace magnetar::synth

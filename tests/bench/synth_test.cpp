@@ -1,0 +1,170 @@
+// Synthetic models: the known shapes against their published parameter counts, the noise
+// generator's determinism, and a small synthetic file read back through the validating reader
+// and the engine.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <memory>
+#include <vector>
+
+#include "common/testdata.h"
+#include "core/platform.h"
+#include "format/model_reader.h"
+#include "kernels/kernels.h"
+#include "magnetar/engine.h"
+#include "model/synth.h"
+
+namespace magnetar {
+namespace {
+
+TEST(Synth, KnownShapesMatchPublishedParameterCounts) {
+  // Totals as the Hugging Face model cards / llama2.c report them.
+  const std::vector<std::pair<const char*, uint64_t>> expected = {
+      {"gemma-2b", 2506172416ull},    {"gemma-7b", 8537680896ull},
+      {"llama-2-7b", 6738415616ull},  {"tinyllama-1.1b", 1100048384ull},
+      {"stories15M", 15191712ull},
+  };
+  for (const auto& [name, params] : expected) {
+    const synth::Spec* spec = synth::find_spec(name);
+    ASSERT_NE(spec, nullptr) << name;
+    EXPECT_EQ(synth::parameter_count(*spec), params) << name;
+  }
+  EXPECT_EQ(synth::find_spec("gpt-5"), nullptr);
+}
+
+TEST(Synth, Gemma2bTensorTableHasTheRealShapes) {
+  const synth::Spec& s = *synth::find_spec("gemma-2b");
+  const auto decls = synth::tensor_decls(s, format::DType::F16);
+  ASSERT_EQ(decls.size(), 1u + 18u * 6u + 1u);  // tied: no "output"
+  EXPECT_EQ(decls[0].name, "tok_embeddings");
+  EXPECT_EQ(decls[0].rows, 256000u);
+  EXPECT_EQ(decls[0].cols, 2048u);
+  EXPECT_EQ(decls[2].name, "layers.0.wqkv");
+  EXPECT_EQ(decls[2].rows, (8u + 2u) * 256u);
+  EXPECT_EQ(decls[3].name, "layers.0.wo");
+  EXPECT_EQ(decls[3].cols, 8u * 256u);
+  EXPECT_EQ(decls[5].rows, 2u * 16384u);
+  EXPECT_EQ(decls[6].cols, 16384u);
+  EXPECT_EQ(decls[1].dtype, format::DType::F32);  // norms stay F32
+  const format::FileHeader h = synth::make_header(s);
+  EXPECT_EQ(h.activation, static_cast<uint32_t>(format::Activation::GeluTanh));
+  EXPECT_TRUE(h.flags & format::kFlagTiedEmbeddings);
+  EXPECT_TRUE(h.flags & format::kFlagEmbedScaleSqrtDim);
+  EXPECT_FLOAT_EQ(h.query_scale, 1.0f / 16.0f);
+  EXPECT_EQ(h.bos_id, 2);
+  // gemma-7b: the query width (16 x 256) differs from dim (3072).
+  const auto d7 = synth::tensor_decls(*synth::find_spec("gemma-7b"), format::DType::F16);
+  EXPECT_EQ(d7[3].rows, 3072u);
+  EXPECT_EQ(d7[3].cols, 4096u);
+  // llama-2-7b has a separate LM head.
+  const auto dl = synth::tensor_decls(*synth::find_spec("llama-2-7b"), format::DType::F16);
+  EXPECT_EQ(dl.back().name, "output");
+  EXPECT_EQ(dl.back().rows, 32000u);
+}
+
+TEST(Synth, NoiseIsSeededAndIndependentOfChunking) {
+  const uint64_t n = 1001;
+  std::vector<uint16_t> whole(n), pieces(n), other_seed(n), other_tensor(n);
+  synth::fill_f16(42, 3, 0.05f, 0, n, whole.data());
+  synth::fill_f16(42, 3, 0.05f, 0, 333, pieces.data());
+  synth::fill_f16(42, 3, 0.05f, 333, n - 333, pieces.data() + 333);
+  synth::fill_f16(43, 3, 0.05f, 0, n, other_seed.data());
+  synth::fill_f16(42, 4, 0.05f, 0, n, other_tensor.data());
+  EXPECT_EQ(whole, pieces);
+  EXPECT_NE(whole, other_seed);
+  EXPECT_NE(whole, other_tensor);
+  double sum = 0, max_abs = 0;
+  for (uint16_t h : whole) {
+    const float v = kernels::f16_to_f32_scalar(h);
+    ASSERT_TRUE(std::isfinite(v));
+    sum += v;
+    max_abs = std::max(max_abs, double(std::fabs(v)));
+  }
+  EXPECT_LE(max_abs, 0.05 * 1.001);         // inside the scale (FP16 rounding aside)
+  EXPECT_GT(max_abs, 0.04);                 // and spread over it
+  EXPECT_LT(std::fabs(sum / n), 0.05 / 10);  // centred
+  std::vector<float> f32(n);
+  synth::fill_f32(42, 3, 0.05f, 0, n, f32.data());
+  for (uint64_t i = 0; i < n; ++i)  // the same levels as the F16 noise, before rounding
+    EXPECT_NEAR(f32[i], kernels::f16_to_f32_scalar(whole[i]), 0.05 * 1e-3);
+}
+
+// A stories15M-like spec shrunk to test size, with the real vocabulary layout.
+synth::Spec tiny_spec(Architecture arch) {
+  synth::Spec s = *synth::find_spec(arch == Architecture::Llama ? "stories15M" : "gemma-2b");
+  s.name = "tiny";
+  s.dim = 64, s.n_layers = 2, s.n_heads = 4, s.n_kv_heads = 2, s.head_dim = 16, s.hidden_dim = 96;
+  s.vocab_size = 600, s.max_context = 64;
+  return s;
+}
+
+TEST(Synth, WrittenFileValidatesAndRunsInTheEngine) {
+  const std::string dir = test::make_temp_dir("synth");
+  for (Architecture arch : {Architecture::Llama, Architecture::Gemma}) {
+    const synth::Spec spec = tiny_spec(arch);
+    const std::string path = dir + "/tiny.mgn";
+    synth::Options options;
+    options.seed = 5;
+    uint64_t last_done = 0, last_total = 0;
+    options.on_progress = [&](uint64_t done, uint64_t total) {
+      EXPECT_GE(done, last_done);
+      last_done = done, last_total = total;
+    };
+    ASSERT_TRUE(synth::write_model(spec, options, path).is_ok());
+    EXPECT_EQ(last_done, last_total);
+
+    uint64_t size = 0;
+    ASSERT_TRUE(platform::file_size(path, &size).is_ok());
+    std::vector<uint8_t> bytes(size);
+    ASSERT_TRUE(platform::read_file_range(path, 0, bytes.data(), size).is_ok());
+    format::ModelFileView view;
+    ASSERT_TRUE(format::parse_model_file(bytes.data(), size, &view).is_ok());
+    EXPECT_EQ(view.header.dim, 64u);
+    EXPECT_EQ(view.header.vocab_size, 600u);
+    const auto decls = synth::tensor_decls(spec, format::DType::F16);
+    ASSERT_EQ(view.tensors.size(), decls.size());
+    for (size_t i = 0; i < decls.size(); ++i) {
+      EXPECT_EQ(view.tensors[i].name, decls[i].name);
+      EXPECT_EQ(view.tensors[i].rows, decls[i].rows);
+      EXPECT_EQ(view.tensors[i].cols, decls[i].cols);
+    }
+
+    std::unique_ptr<Model> model;
+    LoadOptions load;
+    load.threads = 2;
+    const Status loaded = Model::load(path, load, &model);
+    ASSERT_TRUE(loaded.is_ok()) << loaded.message();
+    EXPECT_EQ(model->info().vocab_size, 600);
+    // The vocabulary decodes byte pieces and knows the special ids.
+    const synth::SpecialIds ids = synth::special_ids(spec);
+    EXPECT_EQ(model->info().bos_id, ids.bos);
+    EXPECT_EQ(model->token_piece(ids.first_byte + 'A'), "A");
+    EXPECT_TRUE(model->is_end_of_generation(ids.eos));
+    std::unique_ptr<Session> session;
+    ASSERT_TRUE(Session::create(*model, &session).is_ok());
+    GenerateRequest request;
+    request.prompt = {ids.bos, 400, 401};
+    request.max_tokens = 8;
+    request.stop_at_eog = false;
+    GenerateResult result;
+    ASSERT_TRUE(session->generate(request, &result).is_ok());
+    EXPECT_EQ(result.tokens.size(), 8u);
+    for (int t : result.tokens) EXPECT_TRUE(t >= 0 && t < 600);
+    session.reset();
+    model.reset();
+  }
+  test::remove_tree(dir);
+}
+
+TEST(Synth, RejectsQuantizedTypesAndLeavesNothing) {
+  const std::string dir = test::make_temp_dir("synth-bad");
+  synth::Options options;
+  options.dtype = format::DType::Q8_0;
+  EXPECT_FALSE(synth::write_model(tiny_spec(Architecture::Llama), options, dir + "/x.mgn").is_ok());
+  uint64_t size = 0;
+  EXPECT_FALSE(platform::file_size(dir + "/x.mgn", &size).is_ok());
+  test::remove_tree(dir);
+}
+
+}  // namespace
+}  // namespace magnetar

@@ -1,0 +1,166 @@
+// Benchmark program (not a test): GB/s of the Q8_0 / Q4_0 matrix–vector kernels on a matrix far
+// larger than the caches, at 1 and 2 threads, against a plain streaming read of a buffer of the
+// same size (the read ceiling). Reports medians and the ratio to the ceiling.
+//   magnetar_bench_quant [rows cols] [--reps N] [--kernels reference|avx2|avx512vnni]
+#include <immintrin.h>
+
+#include <algorithm>
+#include <atomic>
+#include <barrier>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "kernels/quant.h"
+
+namespace {
+
+using magnetar::quant::ActBlock;
+
+double now() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// Streaming read of [begin, end): AVX2 loads, four independent accumulators.
+__attribute__((target("avx2"))) uint64_t stream_read(const uint8_t* begin, const uint8_t* end) {
+  __m256i a0 = _mm256_setzero_si256(), a1 = a0, a2 = a0, a3 = a0;
+  for (const uint8_t* p = begin; p + 128 <= end; p += 128) {
+    a0 = _mm256_add_epi64(a0, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+    a1 = _mm256_add_epi64(a1, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 32)));
+    a2 = _mm256_add_epi64(a2, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 64)));
+    a3 = _mm256_add_epi64(a3, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 96)));
+  }
+  a0 = _mm256_add_epi64(_mm256_add_epi64(a0, a1), _mm256_add_epi64(a2, a3));
+  alignas(32) uint64_t lanes[4];
+  _mm256_store_si256(reinterpret_cast<__m256i*>(lanes), a0);
+  return lanes[0] + lanes[1] + lanes[2] + lanes[3];
+}
+
+struct Timing {
+  double median, best;  // seconds per repetition
+};
+
+// Runs work(thread_index) on n_threads threads (the caller is thread 0), reps times; returns
+// the median and the best wall time of one repetition (the best is what an unloaded machine
+// shows when other processes compete for the cores).
+Timing time_repetitions(int n_threads, int reps, const std::function<void(int)>& work) {
+  std::barrier sync(n_threads);
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> helpers;
+  for (int t = 1; t < n_threads; ++t)
+    helpers.emplace_back([&, t] {
+      for (;;) {
+        sync.arrive_and_wait();
+        if (stop.load()) return;
+        work(t);
+        sync.arrive_and_wait();
+      }
+    });
+  std::vector<double> times;
+  for (int rep = 0; rep < reps + 1; ++rep) {  // the first repetition warms up
+    const double start = now();
+    sync.arrive_and_wait();
+    work(0);
+    sync.arrive_and_wait();
+    if (rep > 0) times.push_back(now() - start);
+  }
+  stop = true;
+  sync.arrive_and_wait();
+  for (auto& h : helpers) h.join();
+  std::sort(times.begin(), times.end());
+  return {times[times.size() / 2], times.front()};
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int64_t rows = 16384, cols = 8192;
+  int reps = 15;
+  std::string kernels_name;  // empty: the best this CPU runs
+  std::vector<std::string> positional;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "--reps" && i + 1 < argc) reps = std::atoi(argv[++i]);
+    else if (arg == "--kernels" && i + 1 < argc) kernels_name = argv[++i];
+    else positional.push_back(arg);
+  }
+  if (positional.size() == 2) {
+    rows = std::atoll(positional[0].c_str());
+    cols = std::atoll(positional[1].c_str());
+  }
+  if (cols <= 0 || cols % 32 != 0 || rows <= 0 || reps <= 0) {
+    std::fprintf(stderr, "usage: magnetar_bench_quant [rows cols] [--reps N] [--kernels reference|avx2|avx512vnni]\n"
+                         "cols must be a positive multiple of 32\n");
+    return 2;
+  }
+  namespace q = magnetar::quant;
+  const q::QuantKernelTable* chosen = q::asm_available() ? &q::asm_table() : &q::reference_table();
+  if (!kernels_name.empty()) {
+    chosen = kernels_name == "reference" ? &q::reference_table() : nullptr;
+    for (const q::QuantKernelTable* t : q::asm_tables())
+      if (kernels_name == t->isa) chosen = t;
+    if (chosen == nullptr) {
+      std::fprintf(stderr, "--kernels %s: not available on this CPU\n", kernels_name.c_str());
+      return 2;
+    }
+  }
+  const q::QuantKernelTable& table = *chosen;
+  std::printf("kernels %s, matrix %lld x %lld, median of %d\n", table.isa, (long long)rows,
+              (long long)cols, reps);
+
+  std::mt19937 rng(5);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::vector<float> row(cols), x(cols);
+  for (float& v : x) v = normal(rng);
+  std::vector<ActBlock> xq(cols / 32);
+  table.quantize_act(x.data(), xq.data(), cols);
+  std::vector<float> y(rows);
+
+  const int64_t q8_bytes = rows * q::row_bytes_q8_0(cols), q4_bytes = rows * q::row_bytes_q4_0(cols);
+  std::vector<uint8_t> w8(q8_bytes), w4(q4_bytes);
+  for (int64_t r = 0; r < rows; ++r) {
+    for (float& v : row) v = normal(rng);
+    q::quantize_row_q8_0(row.data(), reinterpret_cast<q::BlockQ8_0*>(w8.data() + r * q::row_bytes_q8_0(cols)), cols);
+    q::quantize_row_q4_0(row.data(), reinterpret_cast<q::BlockQ4_0*>(w4.data() + r * q::row_bytes_q4_0(cols)), cols);
+  }
+
+  std::atomic<uint64_t> sink{0};
+  std::printf("%-8s %7s %10s %10s %8s   %10s %10s %8s\n", "type", "threads", "GB/s", "read GB/s",
+              "ratio", "best GB/s", "best read", "ratio");
+  for (int n_threads : {1, 2}) {
+    for (int type = 0; type < 2; ++type) {
+      const std::vector<uint8_t>& w = type == 0 ? w8 : w4;
+      const int64_t row_bytes = type == 0 ? q::row_bytes_q8_0(cols) : q::row_bytes_q4_0(cols);
+      const q::MatvecQFn fn = type == 0 ? table.matvec_q8_0 : table.matvec_q4_0;
+      const auto slice = [&](int t, int64_t* begin, int64_t* end) {
+        const int64_t per = (rows / n_threads + 3) / 4 * 4;  // keep the 4-row groups whole
+        *begin = std::min(rows, per * t);
+        *end = t == n_threads - 1 ? rows : std::min(rows, per * (t + 1));
+      };
+      const Timing kernel_s = time_repetitions(n_threads, reps, [&](int t) {
+        int64_t b, e;
+        slice(t, &b, &e);
+        fn(w.data() + b * row_bytes, xq.data(), y.data() + b, e - b, cols);
+      });
+      const Timing read_s = time_repetitions(n_threads, reps, [&](int t) {
+        int64_t b, e;
+        slice(t, &b, &e);
+        sink += stream_read(w.data() + b * row_bytes, w.data() + e * row_bytes);
+      });
+      const double bytes = double(w.size());
+      std::printf("%-8s %7d %10.2f %10.2f %7.1f%%   %10.2f %10.2f %7.1f%%\n",
+                  type == 0 ? "q8_0" : "q4_0", n_threads, bytes / kernel_s.median * 1e-9,
+                  bytes / read_s.median * 1e-9, 100.0 * read_s.median / kernel_s.median,
+                  bytes / kernel_s.best * 1e-9, bytes / read_s.best * 1e-9,
+                  100.0 * read_s.best / kernel_s.best);
+    }
+  }
+  std::printf("(checksum %llu, y[0] %g)\n", (unsigned long long)sink.load(), double(y[0]));
+  return 0;
+}

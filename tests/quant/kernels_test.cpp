@@ -1,0 +1,246 @@
+// Quant kernels: the AVX2 asm against its C++ twin (many sizes, odd rows, misaligned inputs,
+// sentinel-guarded outputs), the callee-saved-register check through the checked-call
+// trampoline, and the twins against a double-precision product of the dequantized weights.
+#include <gtest/gtest.h>
+
+#include <cfloat>
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "format/model_format.h"
+#include "kernels/quant.h"
+
+extern "C" uint64_t magnetar_quant_checked_call(const void* fn, const uint64_t* args);
+
+namespace magnetar::quant {
+namespace {
+
+// Twin and asm differ only in the order of FP32 additions: allow a few ulps per term.
+constexpr double kSummationOrderUlpsPerTerm = 4.0;
+constexpr float kSentinel = -12345.678f;
+constexpr int kGuard = 8;  // sentinel floats after each output
+
+const int64_t kRowCounts[] = {1, 2, 3, 4, 5, 7, 8, 9, 13, 31, 64, 67};
+const int64_t kColCounts[] = {32, 64, 96, 160, 256, 1024, 4096 + 32};
+
+struct QuantMatrix {
+  std::vector<uint8_t> storage;
+  const void* data = nullptr;  // starts 2 bytes into storage: no 4-byte (or wider) alignment
+  int64_t rows = 0, cols = 0;
+};
+
+QuantMatrix make_matrix(format::DType dtype, int64_t rows, int64_t cols, std::mt19937& rng) {
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::vector<float> row(cols);
+  QuantMatrix m;
+  m.rows = rows;
+  m.cols = cols;
+  const int64_t row_bytes = dtype == format::DType::Q8_0 ? row_bytes_q8_0(cols) : row_bytes_q4_0(cols);
+  m.storage.assign(size_t(rows * row_bytes + 2 + 64), 0xcd);
+  uint8_t* base = m.storage.data() + 2;
+  for (int64_t r = 0; r < rows; ++r) {
+    const float scale = std::ldexp(1.0f, int(r % 9) - 4);
+    for (float& v : row) v = normal(rng) * scale;
+    if (dtype == format::DType::Q8_0)
+      quantize_row_q8_0(row.data(), reinterpret_cast<BlockQ8_0*>(base + r * row_bytes), cols);
+    else
+      quantize_row_q4_0(row.data(), reinterpret_cast<BlockQ4_0*>(base + r * row_bytes), cols);
+  }
+  m.data = base;
+  return m;
+}
+
+std::vector<float> make_activation(int64_t cols, std::mt19937& rng) {
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::vector<float> x(cols);
+  for (int64_t i = 0; i < cols; ++i) x[i] = normal(rng) * (i % 97 == 0 ? 20.0f : 1.0f);
+  return x;
+}
+
+const char* type_name(format::DType dtype) { return dtype == format::DType::Q8_0 ? "q8_0" : "q4_0"; }
+
+// Per-row bound on the summation-order difference: ulps * terms * sum of |term|.
+std::vector<double> order_tolerance(format::DType dtype, const QuantMatrix& m,
+                                    const std::vector<ActBlock>& x) {
+  const int64_t n_blocks = m.cols / 32;
+  std::vector<float> w(m.cols);
+  std::vector<double> tol(m.rows);
+  const int64_t row_bytes = dtype == format::DType::Q8_0 ? row_bytes_q8_0(m.cols) : row_bytes_q4_0(m.cols);
+  for (int64_t r = 0; r < m.rows; ++r) {
+    const uint8_t* row = static_cast<const uint8_t*>(m.data) + r * row_bytes;
+    if (dtype == format::DType::Q8_0)
+      dequantize_row_q8_0(reinterpret_cast<const BlockQ8_0*>(row), w.data(), m.cols);
+    else
+      dequantize_row_q4_0(reinterpret_cast<const BlockQ4_0*>(row), w.data(), m.cols);
+    double abs_sum = 0;
+    for (int64_t c = 0; c < m.cols; ++c) abs_sum += std::fabs(double(w[c]) * x[c / 32].qs[c % 32] * x[c / 32].d);
+    tol[r] = kSummationOrderUlpsPerTerm * double(FLT_EPSILON) * double(n_blocks + 8) * abs_sum + 1e-30;
+  }
+  return tol;
+}
+
+void expect_sentinels(const std::vector<float>& y, int64_t rows) {
+  for (int64_t i = rows; i < rows + kGuard; ++i) ASSERT_EQ(y[i], kSentinel) << "write past row " << rows;
+}
+
+class QuantAsm : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!asm_available()) GTEST_SKIP() << "CPU lacks AVX2/FMA/F16C: only the reference twins run here";
+  }
+};
+
+TEST_F(QuantAsm, QuantizeActMatchesTwinBitExact) {
+  for (const QuantKernelTable* table : asm_tables()) {
+  SCOPED_TRACE(table->isa);
+  std::mt19937 rng(11);
+  for (int64_t n : {32, 64, 96, 1024, 2048 + 32}) {
+    for (int misalign = 0; misalign < 3; ++misalign) {
+      std::vector<float> storage(n + 3);
+      auto x = make_activation(n, rng);
+      if (n == 64) std::fill(x.begin(), x.begin() + 32, 0.0f);  // an all-zero block: d = 0
+      if (n == 96) for (int i = 32; i < 64; ++i) x[i] = float(i % 3) * 0.5f - 0.5f;  // ties
+      std::copy(x.begin(), x.end(), storage.begin() + misalign);
+      std::vector<ActBlock> want(n / 32 + 1), got(n / 32 + 1);
+      std::memset(want.data(), 0x5a, want.size() * sizeof(ActBlock));
+      std::memset(got.data(), 0x5a, got.size() * sizeof(ActBlock));
+      quantize_act_ref(storage.data() + misalign, want.data(), n);
+      table->quantize_act(storage.data() + misalign, got.data(), n);
+      ASSERT_EQ(0, std::memcmp(want.data(), got.data(), got.size() * sizeof(ActBlock)))
+          << "n " << n << " misalign " << misalign;  // includes the untouched guard block
+    }
+  }
+  }
+}
+
+void check_matvec_against_twin(format::DType dtype, const QuantKernelTable& table) {
+  SCOPED_TRACE(table.isa);
+  std::mt19937 rng(dtype == format::DType::Q8_0 ? 21 : 22);
+  const MatvecQFn ref = dtype == format::DType::Q8_0 ? matvec_q8_0_ref : matvec_q4_0_ref;
+  const MatvecQFn fast = dtype == format::DType::Q8_0 ? table.matvec_q8_0 : table.matvec_q4_0;
+  for (int64_t cols : kColCounts) {
+    for (int64_t rows : kRowCounts) {
+      const QuantMatrix m = make_matrix(dtype, rows, cols, rng);
+      std::vector<ActBlock> x(cols / 32);
+      const auto xf = make_activation(cols, rng);
+      quantize_act_ref(xf.data(), x.data(), cols);
+      std::vector<float> want(rows + kGuard, kSentinel), got(rows + kGuard, kSentinel);
+      ref(m.data, x.data(), want.data(), rows, cols);
+      fast(m.data, x.data(), got.data(), rows, cols);
+      expect_sentinels(got, rows);
+      const auto tol = order_tolerance(dtype, m, x);
+      for (int64_t r = 0; r < rows; ++r)
+        ASSERT_NEAR(got[r], want[r], tol[r]) << type_name(dtype) << " rows " << rows
+                                             << " cols " << cols << " row " << r;
+    }
+  }
+}
+
+TEST_F(QuantAsm, MatvecQ8_0MatchesTwin) {
+  for (const QuantKernelTable* table : asm_tables()) check_matvec_against_twin(format::DType::Q8_0, *table);
+}
+TEST_F(QuantAsm, MatvecQ4_0MatchesTwin) {
+  for (const QuantKernelTable* table : asm_tables()) check_matvec_against_twin(format::DType::Q4_0, *table);
+}
+
+TEST_F(QuantAsm, ZeroRowsWritesNothing) {
+  std::vector<ActBlock> x(1);
+  std::vector<float> xf(32, 1.0f);
+  quantize_act_ref(xf.data(), x.data(), 32);
+  std::vector<float> y(kGuard, kSentinel);
+  BlockQ8_0 w8{};
+  for (const QuantKernelTable* table : asm_tables()) {
+    table->matvec_q8_0(&w8, x.data(), y.data(), 0, 32);
+    table->matvec_q4_0(&w8, x.data(), y.data(), 0, 32);
+  }
+  expect_sentinels(y, 0);
+}
+
+// Every asm entry point preserves the callee-saved registers (xmm6-15 too on Win64).
+TEST_F(QuantAsm, CalleeSavedRegistersPreserved) {
+  for (const QuantKernelTable* table : asm_tables()) {
+  SCOPED_TRACE(table->isa);
+  std::mt19937 rng(31);
+  const int64_t rows = 9, cols = 96;
+  std::vector<float> xf = make_activation(cols, rng);
+  std::vector<ActBlock> x(cols / 32), x_checked(cols / 32);
+  uint64_t args[6] = {uint64_t(uintptr_t(xf.data())), uint64_t(uintptr_t(x_checked.data())),
+                      uint64_t(cols), 0, 0, 0};
+  EXPECT_EQ(magnetar_quant_checked_call(reinterpret_cast<const void*>(table->quantize_act), args), 0u);
+  table->quantize_act(xf.data(), x.data(), cols);
+  EXPECT_EQ(0, std::memcmp(x.data(), x_checked.data(), x.size() * sizeof(ActBlock)));
+
+  for (format::DType dtype : {format::DType::Q8_0, format::DType::Q4_0}) {
+    const QuantMatrix m = make_matrix(dtype, rows, cols, rng);
+    const MatvecQFn fn = dtype == format::DType::Q8_0 ? table->matvec_q8_0 : table->matvec_q4_0;
+    std::vector<float> direct(rows), checked(rows);
+    fn(m.data, x.data(), direct.data(), rows, cols);
+    const uint64_t margs[6] = {uint64_t(uintptr_t(m.data)), uint64_t(uintptr_t(x.data())),
+                               uint64_t(uintptr_t(checked.data())), uint64_t(rows), uint64_t(cols), 0};
+    EXPECT_EQ(magnetar_quant_checked_call(reinterpret_cast<const void*>(fn), margs), 0u)
+        << type_name(dtype) << ": bit mask of clobbered callee-saved registers";
+    EXPECT_EQ(direct, checked);
+  }
+  }
+}
+
+// The trampoline itself notices a clobber (so the check above can fail).
+extern "C" void magnetar_quant_test_clobber();
+TEST_F(QuantAsm, TrampolineDetectsClobber) {
+  const uint64_t args[6] = {};
+  uint64_t expected = (1u << 0) | (1u << 5);  // rbx, r15
+#ifdef _WIN64
+  expected |= 1u << (8 + 9);                  // xmm15
+#endif
+  EXPECT_EQ(magnetar_quant_checked_call(reinterpret_cast<const void*>(&magnetar_quant_test_clobber), args),
+            expected);
+}
+
+// Twins: the integer kernels approximate the exact product of the dequantized weights and the
+// FP32 activation; the only error is the activation's int8 rounding (half a step per element).
+TEST(QuantTwin, MatvecApproximatesDequantizedProduct) {
+  std::mt19937 rng(41);
+  for (format::DType dtype : {format::DType::Q8_0, format::DType::Q4_0}) {
+    const int64_t rows = 13, cols = 512;
+    const QuantMatrix m = make_matrix(dtype, rows, cols, rng);
+    const auto xf = make_activation(cols, rng);
+    std::vector<ActBlock> x(cols / 32);
+    reference_table().quantize_act(xf.data(), x.data(), cols);
+    std::vector<float> y(rows);
+    (dtype == format::DType::Q8_0 ? matvec_q8_0_ref : matvec_q4_0_ref)(m.data, x.data(), y.data(), rows, cols);
+    const int64_t row_bytes = dtype == format::DType::Q8_0 ? row_bytes_q8_0(cols) : row_bytes_q4_0(cols);
+    std::vector<float> w(cols);
+    for (int64_t r = 0; r < rows; ++r) {
+      const uint8_t* row = static_cast<const uint8_t*>(m.data) + r * row_bytes;
+      if (dtype == format::DType::Q8_0)
+        dequantize_row_q8_0(reinterpret_cast<const BlockQ8_0*>(row), w.data(), cols);
+      else
+        dequantize_row_q4_0(reinterpret_cast<const BlockQ4_0*>(row), w.data(), cols);
+      double exact = 0, bound = 0, abs_sum = 0;
+      for (int64_t c = 0; c < cols; ++c) {
+        exact += double(w[c]) * xf[c];
+        bound += std::fabs(double(w[c])) * x[c / 32].d * 0.5;
+        abs_sum += std::fabs(double(w[c]) * xf[c]);
+      }
+      bound += 64 * double(FLT_EPSILON) * abs_sum;
+      ASSERT_NEAR(y[r], exact, bound) << type_name(dtype) << " row " << r;
+    }
+  }
+}
+
+TEST(QuantDispatch, ReferenceChoiceAndActiveTable) {
+  quant::select(kernels::KernelChoice::Reference);
+  EXPECT_STREQ(active().isa, "reference");
+  EXPECT_EQ(active().matvec_q8_0, &matvec_q8_0_ref);
+  quant::select(kernels::KernelChoice::Asm);
+  EXPECT_STREQ(active().isa, asm_available() ? asm_tables().back()->isa : "reference");
+  if (asm_available()) {
+    EXPECT_STREQ(asm_tables().front()->isa, "avx2");
+  }
+  quant::select(kernels::KernelChoice::Auto);
+}
+
+}  // namespace
+}  // namespace magnetar::quant
