@@ -259,10 +259,10 @@ int run(int argc, char** argv) {
     while (bridge.poll(&event)) {
       std::optional<ModelInfo> info;
       if (event.kind == EventKind::ModelLoaded) info = bridge.take_model_info();
-      if (event.kind == EventKind::MachineReady) ui.machine = bridge.machine();
       app.on_event(event, ui.now, info ? &*info : nullptr);
       if (event.kind == EventKind::ModelLoaded) ui.settings_dirty = true;  // known_models changed
     }
+    if (!ui.machine.ready && bridge.machine_ready()) ui.machine = bridge.machine();
     for (const std::string& path : drops.paths) HandleDroppedPath(ui, path);
     drops.paths.clear();
 

@@ -41,6 +41,9 @@ void AppState::save(const std::string& id, double now) {
 Conversation* AppState::active() { return active_id.empty() ? nullptr : store.find(active_id); }
 
 std::string AppState::new_conversation() {
+  // An empty chat is already a new chat: do not pile up empty files.
+  if (const Conversation* c = active(); c && c->messages.empty() && !(generation.active && generation.conversation_id == c->id))
+    return active_id;
   active_id = store.create(model.present ? model.path : "", settings.system_prompt, settings.sampling);
   context_used = 0;
   return active_id;
@@ -247,9 +250,6 @@ void AppState::finish_generation(StopReason stop, const GenerationStats& stats,
 
 void AppState::on_event(const EngineEvent& e, double now, const ModelInfo* info) {
   switch (e.kind) {
-    case EventKind::MachineReady:
-      break;
-
     case EventKind::LoadProgress:
       if (load_job.active && e.request_id == load_job.request_id) {
         load_job.done = static_cast<uint64_t>(e.done);
@@ -365,9 +365,13 @@ void AppState::on_event(const EngineEvent& e, double now, const ModelInfo* info)
           save(c->id, now);
         }
       }
+      // Bandwidth achieved = weight bytes read per token × tokens per second.
+      if (generation.stats.achieved_gbps <= 0 && model.weight_bytes_per_token > 0)
+        generation.stats.achieved_gbps = generation.stats.generate_tokens_per_second *
+                                         static_cast<double>(model.weight_bytes_per_token) / 1e9;
       if (speed_history.empty() || now - speed_history.back().time >= 0.25) {
-        speed_history.push_back(SpeedSample{now, static_cast<float>(e.stats.generate_tokens_per_second),
-                                            static_cast<float>(e.stats.achieved_gbps)});
+        speed_history.push_back(SpeedSample{now, static_cast<float>(generation.stats.generate_tokens_per_second),
+                                            static_cast<float>(generation.stats.achieved_gbps)});
         while (!speed_history.empty() && now - speed_history.front().time > kHistorySeconds)
           speed_history.pop_front();
       }
