@@ -374,8 +374,10 @@ void DrawNotices(UiState& ui, ImVec2 area_min, ImVec2 area_max) {
                                     ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_NoFocusOnAppearing |
                                     ImGuiWindowFlags_AlwaysAutoResize | ImGuiWindowFlags_NoNav);
     const ImVec2 wp = ImGui::GetWindowPos(), ws = ImGui::GetWindowSize();
-    ImGui::GetWindowDrawList()->AddRectFilled(wp, ImVec2(wp.x + 4 * s, wp.y + ws.y), edge, 8 * s,
+    ImGui::PushClipRect(wp, ImVec2(wp.x + ws.x, wp.y + ws.y), false);  // the edge sits in the padding
+    ImGui::GetWindowDrawList()->AddRectFilled(wp, ImVec2(wp.x + 5 * s, wp.y + ws.y), edge, 8 * s,
                                               ImDrawFlags_RoundCornersLeft);
+    ImGui::PopClipRect();
     ImGui::PushTextWrapPos(width - 16 * s);
     ImGui::TextUnformatted(it->text.c_str());
     ImGui::PopTextWrapPos();

@@ -21,6 +21,11 @@ const char* stop_reason_words(StopReason reason) {
 }
 
 void AppState::post(Notice::Level level, std::string text, double now) {
+  // The same message again (a second drop of the same folder): refresh it, do not stack it.
+  if (!notices.empty() && notices.back().text == text && notices.back().level == level) {
+    notices.back().time = now;
+    return;
+  }
   notices.push_back(Notice{level, std::move(text), now});
   constexpr size_t kMaxNotices = 50;
   if (notices.size() > kMaxNotices) notices.erase(notices.begin());
