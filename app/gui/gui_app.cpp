@@ -15,6 +15,7 @@
 #include <backends/imgui_impl_opengl3.h>
 #include <imgui.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -26,8 +27,9 @@
 #include "ui.h"
 
 #ifdef _WIN32
-#include <shellapi.h>
 #include <windows.h>
+// windows.h first: shellapi.h needs its types.
+#include <shellapi.h>
 #endif
 
 namespace magnetar::app {
@@ -236,14 +238,26 @@ int run(int argc, char** argv) {
   bridge.send(measure);
   for (const std::string& path : args) HandleDroppedPath(ui, path);
 
-  constexpr double kBusyFrameSeconds = 1.0 / 60.0;  // while the engine works
+  // While the engine works, frames are paced so drawing takes at most ~1/6 of one core: 60 fps
+  // with a GPU (a frame costs ~1 ms), fewer with software OpenGL, whose frames cost tens of ms
+  // of the CPU time generation needs.
+  constexpr double kBusyFrameSeconds = 1.0 / 60.0;
+  constexpr double kSlowestBusyFrameSeconds = 0.25;
+  constexpr double kFrameCostShare = 6.0;
   constexpr double kIdleWaitSeconds = 0.5;          // caret blink, toasts
   int settle_frames = 3;  // ImGui needs a frame or two after input to settle hover states
   double last_frame = 0;
   while (!glfwWindowShouldClose(window)) {
     const bool animating = app.busy() || ui.drop.inspecting || settle_frames > 0;
     if (animating) {
-      const double next = last_frame + kBusyFrameSeconds;
+      double recent_cost = 0;  // seconds of the last few frames' CPU work
+      for (size_t i = ui.frame_ms.size() > 8 ? ui.frame_ms.size() - 8 : 0; i < ui.frame_ms.size(); ++i)
+        recent_cost = std::max(recent_cost, ui.frame_ms[i] / 1000.0);
+      const double interval = settle_frames > 0 && !app.busy()
+                                  ? kBusyFrameSeconds
+                                  : std::clamp(recent_cost * kFrameCostShare, kBusyFrameSeconds,
+                                               kSlowestBusyFrameSeconds);
+      const double next = last_frame + interval;
       for (double t = seconds_now(); t < next; t = seconds_now()) glfwWaitEventsTimeout(next - t);
       glfwPollEvents();
       if (settle_frames > 0) --settle_frames;
