@@ -19,6 +19,7 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <memory>
 #include <thread>
 
 #include "core/settings_file.h"
@@ -231,7 +232,9 @@ int run(int argc, char** argv) {
   if (Status status = app.open_store(from_path(to_path(ui.data_dir) / "conversations")); !status)
     app.post(Notice::Level::Error, "Chats cannot be saved: " + status.message(), 0);
 
-  EngineBridge bridge([] { glfwPostEmptyEvent(); });
+  // Destroyed before glfwTerminate(): its thread calls glfwPostEmptyEvent() until it stops.
+  auto bridge_owner = std::make_unique<EngineBridge>([] { glfwPostEmptyEvent(); });
+  EngineBridge& bridge = *bridge_owner;
   ui.bridge = &bridge;
   EngineCommand measure;
   measure.kind = EngineCommand::Kind::MeasureMachine;
@@ -306,8 +309,9 @@ int run(int argc, char** argv) {
     if (ui.frame_ms.size() > 120) ui.frame_ms.pop_front();
   }
 
-  if (app.generation.active) bridge.cancel(app.generation.request_id);
+  // Closing mid-answer keeps what was written so far.
   if (app.generation.active) (void)app.store.save(app.generation.conversation_id);
+  bridge_owner.reset();  // cancels what runs and joins the engine thread
   ImGui_ImplOpenGL3_Shutdown();
   ImGui_ImplGlfw_Shutdown();
   ImGui::DestroyContext();

@@ -100,6 +100,9 @@ PYEOF
 xdotool keydown ctrl keydown n; sleep 0.25; xdotool keyup n keyup ctrl; sleep 0.3
 xdotool mousemove --window "$WID" 600 790 click 1; sleep 0.2
 xdotool type --delay 40 "Tell me about a cat"
+# Shift+Enter is a newline, not a send.
+xdotool keydown shift keydown Return; sleep 0.25; xdotool keyup Return keyup shift; sleep 0.1
+xdotool type --delay 40 "and a dog"
 press Return
 sleep 1.5
 press Escape
@@ -107,7 +110,7 @@ for _ in $(seq 300); do
   $PY - "$CHATS" <<'PYEOF' && break
 import glob, json, sys
 done = [c for c in (json.load(open(f)) for f in glob.glob(sys.argv[1] + "/*.json"))
-        if c["messages"] and c["messages"][0]["content"] == "Tell me about a cat"
+        if c["messages"] and c["messages"][0]["content"].startswith("Tell me about a cat")
         and len(c["messages"]) == 2 and c["messages"][1].get("stats")]
 sys.exit(0 if done else 1)
 PYEOF
@@ -118,6 +121,7 @@ import glob, json, sys
 chats = [json.load(open(f)) for f in glob.glob(sys.argv[1] + "/*.json")]
 assert len(chats) == 2, [c["title"] for c in chats]
 cat = [c for c in chats if c["title"] == "Tell me about a cat"][0]
+assert cat["messages"][0]["content"] == "Tell me about a cat\nand a dog", cat["messages"][0]
 s = cat["messages"][1]["stats"]
 print("run 1: second answer ended by '%s' after %d tokens" % (s["stop_reason"], s["generated_tokens"]))
 assert s["stop_reason"] in ("stopped", "end of text"), s

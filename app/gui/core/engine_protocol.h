@@ -74,7 +74,7 @@ struct EngineEvent {
   // Copies at most kEventTextBytes (callers split longer token pieces; messages are cut).
   void set_text(std::string_view s) {
     text_length = static_cast<uint32_t>(s.size() < kEventTextBytes ? s.size() : kEventTextBytes);
-    std::memcpy(text, s.data(), text_length);
+    if (text_length > 0) std::memcpy(text, s.data(), text_length);  // an empty view may be null
   }
 };
 
