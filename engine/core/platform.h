@@ -1,6 +1,7 @@
 // The only interface to the operating system. Implemented once per platform in
 // platform_posix.cpp and platform_win32.cpp; nothing else in the engine includes OS headers.
 #pragma once
+#include <atomic>
 #include <cstdint>
 #include <string>
 
@@ -23,7 +24,7 @@ class FileBuffer {
   // progress(done, total) is called while reading; cancel (if set) aborts with an error.
   using Progress = void (*)(void* ctx, uint64_t done, uint64_t total);
   Status open(const std::string& path, Mode mode, Progress progress = nullptr,
-              void* progress_ctx = nullptr, const bool* cancel = nullptr);
+              void* progress_ctx = nullptr, const std::atomic<bool>* cancel = nullptr);
   void close();
 
   const uint8_t* data() const { return data_; }

@@ -28,11 +28,11 @@ constexpr uint64_t kHugePage = 2ull << 20;
 
 // Reads the whole file into `dst` in chunks so progress can be reported and cancel honoured.
 Status read_all(int fd, const std::string& path, uint8_t* dst, uint64_t size,
-                FileBuffer::Progress progress, void* ctx, const bool* cancel) {
+                FileBuffer::Progress progress, void* ctx, const std::atomic<bool>* cancel) {
   constexpr uint64_t kChunk = 64ull << 20;
   uint64_t done = 0;
   while (done < size) {
-    if (cancel && *cancel) return Status::error("loading cancelled");
+    if (cancel && cancel->load(std::memory_order_relaxed)) return Status::error("loading cancelled");
     uint64_t want = std::min(kChunk, size - done);
     ssize_t got = ::pread(fd, dst + done, want, static_cast<off_t>(done));
     if (got < 0) {
@@ -69,7 +69,7 @@ FileBuffer& FileBuffer::operator=(FileBuffer&& other) noexcept {
 }
 
 Status FileBuffer::open(const std::string& path, Mode mode, Progress progress, void* ctx,
-                        const bool* cancel) {
+                        const std::atomic<bool>* cancel) {
   close();
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return Status::error(path + ": cannot open: " + errno_text());
@@ -97,7 +97,7 @@ Status FileBuffer::open(const std::string& path, Mode mode, Progress progress, v
     for (uint64_t off = 0; off < size; off += 4096) {
       (void)bytes[off];
       if (progress && (off & ((64ull << 20) - 1)) == 0) progress(ctx, off, size);
-      if (cancel && *cancel && (off & ((64ull << 20) - 1)) == 0) {
+      if (cancel && cancel->load(std::memory_order_relaxed) && (off & ((64ull << 20) - 1)) == 0) {
         ::munmap(p, size);
         ::close(fd);
         return Status::error("loading cancelled");

@@ -134,11 +134,9 @@ Status Model::load(const std::string& path, const LoadOptions& options,
   const double t0 = platform::now_seconds();
   auto m = std::make_unique<Impl>();
   LoadProgress progress{&options};
-  // FileBuffer polls a plain bool; mirror the atomic cancel flag through a local.
-  bool cancel_now = options.cancel && options.cancel->load();
   const auto mode = options.mode == LoadMode::Map ? platform::FileBuffer::Mode::Map
                                                   : platform::FileBuffer::Mode::Read;
-  MAGNETAR_TRY(m->file.open(path, mode, report_load_progress, &progress, &cancel_now));
+  MAGNETAR_TRY(m->file.open(path, mode, report_load_progress, &progress, options.cancel));
   MAGNETAR_TRY(format::parse_model_file(m->file.data(), m->file.size(), &m->view).with_context(path));
   const format::FileHeader& h = m->view.header;
   m->config = config_from_header(h);

@@ -145,8 +145,6 @@ Status Session::generate(const GenerateRequest& request, GenerateResult* result)
   const bool strip_first_space = m.tokenizer.adds_dummy_prefix();
   double decode_seconds = 0;
   int n_decoded = 0;
-  std::string piece;
-  piece.reserve(64);
   for (int i = 0;; ++i) {
     if (i >= request.max_tokens) {
       result->stop = StopReason::MaxTokens;
@@ -162,8 +160,8 @@ Status Session::generate(const GenerateRequest& request, GenerateResult* result)
     }
     result->tokens.push_back(token);
     stats.n_generated = i + 1;
-    piece = m.tokenizer.piece_text(token);
-    if (i == 0 && strip_first_space && !piece.empty() && piece[0] == ' ') piece.erase(0, 1);
+    std::string_view piece = m.tokenizer.piece_text(token);
+    if (i == 0 && strip_first_space && !piece.empty() && piece[0] == ' ') piece.remove_prefix(1);
 
     const bool room = n_context() < s.state.context;
     if (room && i + 1 < request.max_tokens) {

@@ -7,6 +7,30 @@
 
 namespace magnetar {
 
+namespace {
+
+// A token's text when streamed: '▁' becomes a space, byte tokens their raw byte, controls nothing.
+std::string compute_piece_text(const sentencepiece::SentencePieceProcessor& sp, int id) {
+  if (sp.IsControl(id)) return "";
+  std::string piece = sp.IdToPiece(id);
+  if (sp.IsByte(id) && piece.size() == 6 && piece.rfind("<0x", 0) == 0) {
+    return std::string(1, static_cast<char>(std::stoi(piece.substr(3, 2), nullptr, 16)));
+  }
+  std::string out;
+  out.reserve(piece.size());
+  for (size_t i = 0; i < piece.size();) {
+    if (piece.compare(i, 3, "\xe2\x96\x81") == 0) {  // U+2581 '▁' marks a space
+      out += ' ';
+      i += 3;
+    } else {
+      out += piece[i++];
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
 Tokenizer::Tokenizer() : sp_(std::make_unique<sentencepiece::SentencePieceProcessor>()) {}
 Tokenizer::~Tokenizer() = default;
 
@@ -22,6 +46,8 @@ Status Tokenizer::load(std::string_view proto) {
   }
   std::sort(specials_.begin(), specials_.end(),
             [](const auto& a, const auto& b) { return a.first.size() > b.first.size(); });
+  piece_texts_.resize(sp_->GetPieceSize());
+  for (int id = 0; id < sp_->GetPieceSize(); ++id) piece_texts_[id] = compute_piece_text(*sp_, id);
   // The normalizer spec is not exposed by the library: probe it instead.
   std::vector<std::string> pieces;
   adds_dummy_prefix_ = sp_->Encode("a", &pieces).ok() && !pieces.empty() &&
@@ -79,24 +105,11 @@ std::string Tokenizer::decode(const std::vector<int>& ids) const {
   return text;
 }
 
-std::string Tokenizer::piece_text(int id) const {
-  if (id < 0 || id >= sp_->GetPieceSize() || sp_->IsControl(id)) return "";
-  std::string piece = sp_->IdToPiece(id);
-  if (sp_->IsByte(id) && piece.size() == 6 && piece.rfind("<0x", 0) == 0) {
-    return std::string(1, static_cast<char>(std::stoi(piece.substr(3, 2), nullptr, 16)));
-  }
-  std::string out;
-  out.reserve(piece.size());
-  for (size_t i = 0; i < piece.size();) {
-    if (piece.compare(i, 3, "\xe2\x96\x81") == 0) {  // U+2581 '▁' marks a space
-      out += ' ';
-      i += 3;
-    } else {
-      out += piece[i++];
-    }
-  }
-  return out;
+const std::string& Tokenizer::piece_text(int id) const {
+  if (id < 0 || id >= static_cast<int>(piece_texts_.size())) return empty_;
+  return piece_texts_[id];
 }
+
 
 std::string Tokenizer::piece_string(int id) const {
   if (id < 0 || id >= sp_->GetPieceSize()) return "";
