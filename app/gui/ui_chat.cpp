@@ -459,7 +459,11 @@ void InputArea(UiState& ui) {
   const bool enter = ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Enter)) ||
                      ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_KeyPadEnter));
   const bool saved_ctrl = io.KeyCtrl;
-  if (enter && io.KeyShift) io.KeyCtrl = true;
+  const ImGuiKeyModFlags saved_mods = io.KeyMods;
+  if (enter && io.KeyShift) {
+    io.KeyCtrl = true;  // ImGui asserts that KeyMods agrees with the KeyCtrl/KeyShift booleans
+    io.KeyMods |= ImGuiKeyModFlags_Ctrl;
+  }
   if (ui.focus_input && !ImGui::IsPopupOpen(nullptr, ImGuiPopupFlags_AnyPopupId)) {
     ImGui::SetKeyboardFocusHere();
     ui.focus_input = false;
@@ -471,6 +475,7 @@ void InputArea(UiState& ui) {
       ImGuiInputTextFlags_EnterReturnsTrue | ImGuiInputTextFlags_CtrlEnterForNewLine);
   ImGui::PopStyleVar(2);
   io.KeyCtrl = saved_ctrl;
+  io.KeyMods = saved_mods;
   if (ui.input.empty()) {
     // Placeholder text (multiline boxes have no hint in ImGui 1.86).
     const ImVec2 p = ImGui::GetItemRectMin();
