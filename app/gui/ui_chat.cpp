@@ -188,11 +188,24 @@ void ContextMeter(UiState& ui, float width) {
 void TopBar(UiState& ui, Conversation* chat) {
   AppState& app = *ui.app;
   const float s = ui.scale;
+  // Right side first (measured), so the title knows how much room it has.
+  const char* dashboard_label = ui.show_dashboard ? "Hide stats" : "Live stats";
+  const char* labels[] = {"Chat settings", "Copy chat", "Export", dashboard_label};
+  float buttons_width = 0;
+  for (const char* label : labels)
+    buttons_width += ImGui::CalcTextSize(label).x + ImGui::GetStyle().FramePadding.x * 2 + ImGui::GetStyle().ItemSpacing.x;
+
   ImGui::PushFont(ui.fonts.heading);
-  const std::string title = chat ? chat->title : std::string("Welcome");
+  std::string title = chat ? chat->title : std::string("Welcome");
+  const float title_room = ImGui::GetContentRegionAvail().x - buttons_width - 16 * s;
+  if (ImGui::CalcTextSize(title.c_str()).x > title_room) {  // cut with an ellipsis, UTF-8 safe
+    while (!title.empty() && ImGui::CalcTextSize((title + "…").c_str()).x > title_room)
+      title = utf8_truncate(title, title.size() - 1);
+    title += "…";
+  }
   ImGui::TextUnformatted(title.c_str());
   ImGui::PopFont();
-  if (chat && ImGui::IsItemHovered()) ImGui::SetTooltip("Double-click to rename");
+  if (chat && ImGui::IsItemHovered()) ImGui::SetTooltip("%s\n(double-click to rename)", chat->title.c_str());
   if (chat && ImGui::IsItemHovered() && ImGui::IsMouseDoubleClicked(0)) {
     ui.rename_id = chat->id;
     ui.rename_text = chat->title;
@@ -200,11 +213,6 @@ void TopBar(UiState& ui, Conversation* chat) {
   }
 
   // Right side: actions, right-aligned by their measured widths.
-  const char* dashboard_label = ui.show_dashboard ? "Hide stats" : "Live stats";
-  const char* labels[] = {"Chat settings", "Copy chat", "Export", dashboard_label};
-  float buttons_width = 0;
-  for (const char* label : labels)
-    buttons_width += ImGui::CalcTextSize(label).x + ImGui::GetStyle().FramePadding.x * 2 + ImGui::GetStyle().ItemSpacing.x;
   ImGui::SameLine(std::max(ImGui::GetCursorPosX() + 20 * s,
                            ImGui::GetWindowContentRegionMax().x - buttons_width + ImGui::GetStyle().ItemSpacing.x));
   ImGui::BeginDisabled(chat == nullptr);

@@ -243,7 +243,7 @@ void AppState::finish_generation(StopReason stop, const GenerationStats& stats,
     save(c->id, now);
   }
   if (generation.conversation_id == active_id && stats.n_context > 0) context_used = stats.n_context;
-  last_stats = stats;
+  if (stats.n_generated > 0 || stats.n_prompt > 0) last_stats = stats;  // the dashboard keeps the last real answer
   generation.active = false;
   activity = EngineActivity::Idle;
   if (!error.empty()) post(Notice::Level::Error, error, now);
