@@ -780,7 +780,8 @@ void Modal(const char* name, bool* open_request, void (*content)(UiState&), UiSt
     *open_request = false;
   }
   const ImVec2 center = ImGui::GetMainViewport()->GetCenter();
-  ImGui::SetNextWindowPos(center, ImGuiCond_Appearing, ImVec2(0.5f, 0.5f));
+  // Always: auto-resizing dialogs change height after their first frame.
+  ImGui::SetNextWindowPos(center, ImGuiCond_Always, ImVec2(0.5f, 0.5f));
   bool keep_open = true;
   if (ImGui::BeginPopupModal(name, closable ? &keep_open : nullptr,
                              ImGuiWindowFlags_AlwaysAutoResize | ImGuiWindowFlags_NoSavedSettings)) {

@@ -287,7 +287,9 @@ void AppState::on_event(const EngineEvent& e, double now, const ModelInfo* info)
         c->model_path = model.path;
         save(c->id, now);
       }
-      context_used = 0;  // a fresh session
+      // The meter shows what the chat on screen will need (its last answer's context).
+      if (active()) select(active_id);
+      else context_used = 0;
       auto known = std::find(known_models.begin(), known_models.end(), model.path);
       if (known != known_models.end()) known_models.erase(known);
       known_models.insert(known_models.begin(), model.path);
