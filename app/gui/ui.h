@@ -85,9 +85,10 @@ struct UiState {
   std::string heights_for_id;
   float heights_width = 0;
   std::vector<float> heights;
-  // Parsed markdown of finished messages, keyed by (chat, index, length).
+  // Parsed markdown of the messages of the chat on screen, redone when a message changes.
   struct ParsedMessage {
     size_t length = SIZE_MAX;
+    size_t hash = 0;
     std::vector<MarkdownBlock> blocks;
   };
   std::string parsed_for_id;

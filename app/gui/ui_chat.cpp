@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 
 #include "core/text_util.h"
 #include "ui.h"
@@ -369,9 +370,11 @@ void DrawMessage(UiState& ui, Conversation& chat, size_t index, float left, floa
     }
     if (ui.parsed.size() < chat.messages.size()) ui.parsed.resize(chat.messages.size());
     UiState::ParsedMessage& cache = ui.parsed[index];
-    if (cache.length != m.content.size()) {
+    const size_t hash = std::hash<std::string>{}(m.content);  // microseconds; parsing is not
+    if (cache.length != m.content.size() || cache.hash != hash) {
       cache.blocks = parse_markdown(m.content);
       cache.length = m.content.size();
+      cache.hash = hash;
     }
     RenderMarkdown(ui, cache.blocks, wrap_x);
   }

@@ -641,7 +641,8 @@ void FileDialogContent(UiState& ui) {
     }
   }
   if (!f.error.empty()) ImGui::TextColored(ToVec4(colors::kBad), "%s", f.error.c_str());
-  ImGui::BeginChild("##entries", ImVec2(640 * s, 300 * s), true);
+  ImGui::PushStyleColor(ImGuiCol_ChildBg, ToVec4(colors::kCodeBackground));
+  ImGui::BeginChild("##entries", ImVec2(640 * s, 300 * s), true, ImGuiWindowFlags_AlwaysUseWindowPadding);
   std::string open_path, navigate_to;
   for (const FileDialog::Entry& e : f.entries) {
     std::string label = (e.directory ? (e.hf_folder ? "[model folder]  " : "[folder]  ") : "") + e.name;
@@ -659,7 +660,9 @@ void FileDialogContent(UiState& ui) {
       ImGui::TextDisabled("%s", format_bytes(e.bytes).c_str());
     }
   }
+  if (f.entries.empty() && f.error.empty()) ImGui::TextDisabled("(no folders or model files here)");
   ImGui::EndChild();
+  ImGui::PopStyleColor();
   if (!navigate_to.empty()) {
     f.directory = navigate_to;
     f.path_text = navigate_to;
