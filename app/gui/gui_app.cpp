@@ -193,6 +193,16 @@ int run(int argc, char** argv) {
     glfwTerminate();
     return 1;
   }
+  // Scaled to a high-DPI monitor the window may not fit: keep it inside the work area.
+  if (GLFWmonitor* monitor = glfwGetPrimaryMonitor()) {
+    int area_x = 0, area_y = 0, area_w = 0, area_h = 0, w = 0, h = 0;
+    glfwGetMonitorWorkarea(monitor, &area_x, &area_y, &area_w, &area_h);
+    glfwGetWindowSize(window, &w, &h);
+    if (area_w > 0 && area_h > 0 && (w > area_w || h > area_h)) {
+      glfwSetWindowSize(window, std::min(w, area_w * 9 / 10), std::min(h, area_h * 9 / 10));
+      glfwSetWindowPos(window, area_x + area_w / 20, area_y + area_h / 20);
+    }
+  }
   glfwMakeContextCurrent(window);
   if (!gladLoadGL(glfwGetProcAddress)) {
     std::fprintf(stderr, "magnetar: cannot load OpenGL 3.3 functions\n");
