@@ -10,12 +10,7 @@
 
 %include "quant_abi_tmp.inc"
 
-%define Q8_BLOCK 34
-%define Q4_BLOCK 18
-%define ACT_BLOCK 40
-%define ACT_D 0
-%define ACT_SUM 4
-%define ACT_QS 8
+%include "quant_common.inc"
 
 QRODATA
 align 32
@@ -91,54 +86,6 @@ QFUNC magnetar_quantize_act_avx2
   jnz .block
 .done:
   QRET
-
-; ------------------------------------------------------------------------------------------------
-; Shared pieces of the matvec kernels.
-; Registers: arg0 = w row pointer, arg1 = ActBlock*, arg2 = y, arg3 = rows left, arg4 = cols,
-; t0 = row bytes, t1 = byte offset of the block within the row, t2 = ActBlock cursor,
-; t3..t6 = pointers of rows 0..3 of the group.
-; ------------------------------------------------------------------------------------------------
-
-; SCALE dst_ymm, row_ptr : dst = half(w.d of this block) * x.d  (x.d broadcast in ymm6)
-%macro SCALE 2
-  vpbroadcastw xmm%1, word [%2 + t1]
-  vcvtph2ps ymm%1, xmm%1
-  vmulps ymm%1, ymm%1, ymm6
-%endmacro
-
-; SCALES4: ymm7 = [s0 s1 s2 s3 | s0 s1 s2 s3], s_k = half(w.d of row k's block) * x.d, from
-; one conversion for the four rows (xmm6 = x.d broadcast); a row's scale is then one vshufps.
-%macro SCALES4 0
-  movzx t7, word [t3 + t1]
-  vmovq xmm7, t7
-  vpinsrw xmm7, xmm7, word [t4 + t1], 1
-  vpinsrw xmm7, xmm7, word [t5 + t1], 2
-  vpinsrw xmm7, xmm7, word [t6 + t1], 3
-  vcvtph2ps xmm7, xmm7
-  vmulps xmm7, xmm7, xmm6
-  vinsertf128 ymm7, ymm7, xmm7, 1
-%endmacro
-
-; HSUM4_STORE: y[0..3] = horizontal sums of ymm0..ymm3
-%macro HSUM4_STORE 0
-  vhaddps ymm0, ymm0, ymm1
-  vhaddps ymm2, ymm2, ymm3
-  vhaddps ymm0, ymm0, ymm2
-  vextractf128 xmm1, ymm0, 1
-  vaddps xmm0, xmm0, xmm1
-  vmovups [arg2], xmm0
-%endmacro
-
-; HSUM1_STORE: y[0] = horizontal sum of ymm0
-%macro HSUM1_STORE 0
-  vextractf128 xmm1, ymm0, 1
-  vaddps xmm0, xmm0, xmm1
-  vmovhlps xmm1, xmm1, xmm0
-  vaddps xmm0, xmm0, xmm1
-  vmovshdup xmm1, xmm0
-  vaddss xmm0, xmm0, xmm1
-  vmovss [arg2], xmm0
-%endmacro
 
 ; ------------------------------------------------------------------------------------------------
 ; void magnetar_matvec_q8_0_avx2(const void* w, const ActBlock* x, float* y, int64_t rows,

@@ -2,59 +2,20 @@
 // matrix–vector kernels, and the quant kernel table (see quant.h for the formats).
 #include "kernels/quant.h"
 
+#include "core/cpu_features.h"
+
+#include <atomic>
 #include <cassert>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
 
+// The NASM kernels are part of every x86-64 build (engine/CMakeLists.txt assembles asm/*.asm).
+#if defined(__x86_64__) || defined(_M_X64)
+#define MAGNETAR_HAVE_QUANT_ASM 1
+#endif
+
 namespace magnetar::quant {
-
-// ================================================================================================
-// IEEE half <-> float
-// ================================================================================================
-
-namespace {
-uint32_t float_bits(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, sizeof u);
-  return u;
-}
-float bits_float(uint32_t u) {
-  float f;
-  std::memcpy(&f, &u, sizeof f);
-  return f;
-}
-}  // namespace
-
-float half_to_float(uint16_t h) {
-  const uint32_t sign = uint32_t(h & 0x8000u) << 16;
-  const uint32_t exponent = (h >> 10) & 0x1fu;
-  const uint32_t mantissa = h & 0x3ffu;
-  if (exponent == 0x1f) return bits_float(sign | 0x7f800000u | (mantissa << 13));  // inf / NaN
-  if (exponent != 0) return bits_float(sign | ((exponent + 112) << 23) | (mantissa << 13));
-  // Zero or subnormal: mantissa * 2^-24, exact in float.
-  const float magnitude = float(mantissa) * bits_float(0x33800000u);  // 2^-24
-  return sign ? -magnitude : magnitude;
-}
-
-uint16_t float_to_half(float f) {
-  uint32_t bits = float_bits(f);
-  const uint32_t sign = bits & 0x80000000u;
-  bits ^= sign;
-  uint16_t out;
-  if (bits >= 0x47800000u) {  // |f| >= 65536 (or inf / NaN): inf, or a quiet NaN
-    out = bits > 0x7f800000u ? 0x7e00 : 0x7c00;
-  } else if (bits < 0x38800000u) {  // below the smallest normal half: subnormal or zero
-    // Adding 0.5 shifts the value so the float adder's own round-to-nearest-even does the work.
-    const float shifted = bits_float(bits) + 0.5f;
-    out = uint16_t(float_bits(shifted) - 0x3f000000u);
-  } else {
-    const uint32_t mantissa_odd = (bits >> 13) & 1u;
-    bits += 0xc8000fffu + mantissa_odd;  // rebias exponent (-112 << 23), round half to even
-    out = uint16_t(bits >> 13);          // a carry out of the mantissa rounds up to inf
-  }
-  return uint16_t(out | (sign >> 16));
-}
 
 // ================================================================================================
 // GGML-exact quantizers and dequantizers
@@ -81,7 +42,7 @@ void quantize_row_q8_0(const float* x, BlockQ8_0* y, int64_t n) {
     }
     const float d = amax / 127.0f;
     const float id = d != 0.0f ? 1.0f / d : 0.0f;
-    y[b].d = float_to_half(d);
+    y[b].d = kernels::f32_to_f16_scalar(d);
     for (int64_t i = 0; i < kBlock; ++i) y[b].qs[i] = clamp_to_int8(std::round(xb[i] * id), -127, 127);
   }
 }
@@ -99,7 +60,7 @@ void quantize_row_q4_0(const float* x, BlockQ4_0* y, int64_t n) {
     }
     const float d = max / -8.0f;
     const float id = d != 0.0f ? 1.0f / d : 0.0f;
-    y[b].d = float_to_half(d);
+    y[b].d = kernels::f32_to_f16_scalar(d);
     for (int64_t j = 0; j < kBlock / 2; ++j) {
       // GGML: MIN(15, (int8_t)(x * id + 8.5f)); the argument lies in [0.5, 16.5] for finite x.
       const float lo_f = xb[j] * id + 8.5f;
@@ -114,7 +75,7 @@ void quantize_row_q4_0(const float* x, BlockQ4_0* y, int64_t n) {
 void dequantize_row_q8_0(const BlockQ8_0* x, float* y, int64_t n) {
   assert(n % kBlock == 0 && "dequantize_row_q8_0: n must be a multiple of 32");
   for (int64_t b = 0; b < n / kBlock; ++b) {
-    const float d = half_to_float(x[b].d);
+    const float d = kernels::f16_to_f32_scalar(x[b].d);
     for (int64_t i = 0; i < kBlock; ++i) y[b * kBlock + i] = float(x[b].qs[i]) * d;
   }
 }
@@ -122,7 +83,7 @@ void dequantize_row_q8_0(const BlockQ8_0* x, float* y, int64_t n) {
 void dequantize_row_q4_0(const BlockQ4_0* x, float* y, int64_t n) {
   assert(n % kBlock == 0 && "dequantize_row_q4_0: n must be a multiple of 32");
   for (int64_t b = 0; b < n / kBlock; ++b) {
-    const float d = half_to_float(x[b].d);
+    const float d = kernels::f16_to_f32_scalar(x[b].d);
     for (int64_t j = 0; j < kBlock / 2; ++j) {
       y[b * kBlock + j] = float((x[b].qs[j] & 0x0f) - 8) * d;
       y[b * kBlock + j + kBlock / 2] = float((x[b].qs[j] >> 4) - 8) * d;
@@ -164,7 +125,7 @@ void matvec_q8_0_ref(const void* w, const ActBlock* x, float* y, int64_t rows, i
       const BlockQ8_0& wb = blocks[r * n_blocks + b];
       int32_t dot = 0;
       for (int64_t i = 0; i < kBlock; ++i) dot += int32_t(wb.qs[i]) * int32_t(x[b].qs[i]);
-      acc += float(dot) * (half_to_float(wb.d) * x[b].d);
+      acc += float(dot) * (kernels::f16_to_f32_scalar(wb.d) * x[b].d);
     }
     y[r] = acc;
   }
@@ -184,7 +145,7 @@ void matvec_q4_0_ref(const void* w, const ActBlock* x, float* y, int64_t rows, i
         dot += int32_t(wb.qs[j] >> 4) * int32_t(x[b].qs[j + kBlock / 2]);
       }
       dot -= 8 * x[b].sum;
-      acc += float(dot) * (half_to_float(wb.d) * x[b].d);
+      acc += float(dot) * (kernels::f16_to_f32_scalar(wb.d) * x[b].d);
     }
     y[r] = acc;
   }
@@ -197,26 +158,28 @@ void matvec_q4_0_ref(const void* w, const ActBlock* x, float* y, int64_t rows, i
 namespace {
 const QuantKernelTable kReferenceTable = {quantize_act_ref, matvec_q8_0_ref, matvec_q4_0_ref,
                                           "reference"};
-#if defined(__x86_64__) || defined(_M_X64)
-const QuantKernelTable kAsmTable = {magnetar_quantize_act_avx2, magnetar_matvec_q8_0_avx2,
-                                    magnetar_matvec_q4_0_avx2, "avx2"};
+#if defined(MAGNETAR_HAVE_QUANT_ASM)
+const QuantKernelTable kAvx2Table = {magnetar_quantize_act_avx2, magnetar_matvec_q8_0_avx2,
+                                     magnetar_matvec_q4_0_avx2, "avx2"};
+const QuantKernelTable kVnniTable = {magnetar_quantize_act_avx2, magnetar_matvec_q8_0_avx512vnni,
+                                     magnetar_matvec_q4_0_avx512vnni, "avx512vnni"};
 #endif
 
-QuantKernelTable g_active = kReferenceTable;
-bool g_selected = false;
+std::atomic<const QuantKernelTable*> g_active{nullptr};
 
-bool forced_reference() {
-  const char* env = std::getenv("MAGNETAR_KERNELS");
-  return env != nullptr && std::strcmp(env, "reference") == 0;
+const QuantKernelTable* choose(kernels::KernelChoice choice) {
+  if (choice == kernels::KernelChoice::Auto) {
+    const char* env = std::getenv("MAGNETAR_KERNELS");  // same values as kernels::active()
+    if (env != nullptr && std::strcmp(env, "reference") == 0) choice = kernels::KernelChoice::Reference;
+  }
+  if (choice == kernels::KernelChoice::Reference || !asm_available()) return &kReferenceTable;
+  return &asm_table();
 }
 }  // namespace
 
 bool asm_available() {
-#if (defined(__x86_64__) || defined(_M_X64)) && (defined(__GNUC__) || defined(__clang__))
-  // libgcc's checks include the OS's XSAVE support for YMM state (XGETBV).
-  __builtin_cpu_init();
-  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-         __builtin_cpu_supports("f16c");
+#if defined(MAGNETAR_HAVE_QUANT_ASM)
+  return cpu::features().has_avx2_kernels();
 #else
   return false;
 #endif
@@ -224,29 +187,31 @@ bool asm_available() {
 
 const QuantKernelTable& reference_table() { return kReferenceTable; }
 
-const QuantKernelTable& asm_table() {
-#if defined(__x86_64__) || defined(_M_X64)
-  assert(asm_available() && "quant::asm_table: the CPU lacks AVX2/FMA/F16C; use active()");
-  return kAsmTable;
-#else
-  return kReferenceTable;
+std::vector<const QuantKernelTable*> asm_tables() {
+  std::vector<const QuantKernelTable*> tables;
+#if defined(MAGNETAR_HAVE_QUANT_ASM)
+  const cpu::Features& f = cpu::features();
+  if (f.has_avx2_kernels()) tables.push_back(&kAvx2Table);
+  if (f.has_avx512_kernels() && f.avx512vnni) tables.push_back(&kVnniTable);
 #endif
+  return tables;
 }
 
-void select(kernels::KernelChoice choice) {
-  bool use_asm = false;
-  switch (choice) {
-    case kernels::KernelChoice::Auto: use_asm = asm_available() && !forced_reference(); break;
-    case kernels::KernelChoice::Reference: use_asm = false; break;
-    case kernels::KernelChoice::Asm: use_asm = asm_available(); break;
-  }
-  g_active = use_asm ? asm_table() : kReferenceTable;
-  g_selected = true;
+const QuantKernelTable& asm_table() {
+  assert(asm_available() && "quant::asm_table: no asm kernels on this CPU/build; use active()");
+  const auto tables = asm_tables();
+  return tables.empty() ? kReferenceTable : *tables.back();
 }
+
+void select(kernels::KernelChoice choice) { g_active.store(choose(choice), std::memory_order_release); }
 
 const QuantKernelTable& active() {
-  if (!g_selected) quant::select(kernels::KernelChoice::Auto);
-  return g_active;
+  const QuantKernelTable* table = g_active.load(std::memory_order_acquire);
+  if (table != nullptr) return *table;
+  // First use: racing threads all compute the same answer.
+  const QuantKernelTable* expected = nullptr;
+  g_active.compare_exchange_strong(expected, choose(kernels::KernelChoice::Auto), std::memory_order_acq_rel);
+  return *g_active.load(std::memory_order_acquire);
 }
 
 }  // namespace magnetar::quant

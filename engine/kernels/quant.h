@@ -6,7 +6,8 @@
 //   Q8_0: d = amax / 127, q[i] = round-half-away(x[i] / d)             value = q * d
 //   Q4_0: d = m / -8 (m = the value of largest magnitude, first wins),
 //         q[i] = min(15, trunc(x[i] / d + 8.5))                         value = (q - 8) * d
-//   d is stored as IEEE half (round to nearest even); 1/d is taken from the unrounded d.
+//   d is stored as IEEE half (kernels::f32_to_f16_scalar, round to nearest even, as GGML's
+//   GGML_FP32_TO_FP16); 1/d is taken from the unrounded d.
 //   Q4_0 packs element j in the low nibble of qs[j] and element j + 16 in its high nibble.
 // A quantized matrix [rows, cols] is row-major: each row is cols / 32 blocks, rows contiguous.
 //
@@ -15,6 +16,7 @@
 // block; the FP32 result is sum_b wd_b * xd_b * dot_b. Not here: K-quants, other GGUF types.
 #pragma once
 #include <cstdint>
+#include <vector>
 
 #include "kernels/kernels.h"
 
@@ -64,35 +66,39 @@ struct QuantKernelTable {
   QuantizeActFn quantize_act;
   MatvecQFn matvec_q8_0;
   MatvecQFn matvec_q4_0;
-  const char* isa;  // "avx2" or "reference"
+  const char* isa;  // "avx512vnni", "avx2" or "reference"
 };
 
-// The table in use: AVX2 asm when the CPU (and OS) support AVX2 + FMA + F16C, unless
-// MAGNETAR_KERNELS=reference. Filled on first call.
+// The table in use: AVX2 asm when cpu::features().has_avx2_kernels(), unless
+// MAGNETAR_KERNELS=reference. Filled on first call (thread-safe).
 const QuantKernelTable& active();
 // Refill the table (tests, bench --kernels). Not thread-safe against running kernels.
 void select(kernels::KernelChoice choice);
 const QuantKernelTable& reference_table();
 bool asm_available();  // the CPU runs the AVX2 kernels
-// The AVX2 asm entry points (only call when asm_available()).
+// The best asm table for this CPU (only call when asm_available()).
 const QuantKernelTable& asm_table();
+// Every asm table this CPU runs, in order of preference (best last): "avx2", then
+// "avx512vnni" (VNNI matvecs on YMM) where the CPU has AVX512F/BW/VL + VNNI. Tests check each.
+std::vector<const QuantKernelTable*> asm_tables();
 
 // Reference twins (always compiled: the fallback and the test oracle).
 void quantize_act_ref(const float* x, ActBlock* out, int64_t n);
 void matvec_q8_0_ref(const void* w, const ActBlock* x, float* y, int64_t rows, int64_t cols);
 void matvec_q4_0_ref(const void* w, const ActBlock* x, float* y, int64_t rows, int64_t cols);
 
-// IEEE half <-> float, round to nearest even (GGML_FP32_TO_FP16 / GGML_FP16_TO_FP32).
-float half_to_float(uint16_t h);
-uint16_t float_to_half(float f);
-
 }  // namespace magnetar::quant
 
-// NASM AVX2 kernels (asm/quant_avx2.asm); same contracts as the twins above.
+// NASM kernels (asm/quant_avx2.asm); same contracts as the twins above.
 extern "C" {
 void magnetar_quantize_act_avx2(const float* x, magnetar::quant::ActBlock* out, int64_t n);
 void magnetar_matvec_q8_0_avx2(const void* w, const magnetar::quant::ActBlock* x, float* y,
                                int64_t rows, int64_t cols);
 void magnetar_matvec_q4_0_avx2(const void* w, const magnetar::quant::ActBlock* x, float* y,
                                int64_t rows, int64_t cols);
+// asm/quant_avx512vnni.asm
+void magnetar_matvec_q8_0_avx512vnni(const void* w, const magnetar::quant::ActBlock* x, float* y,
+                                     int64_t rows, int64_t cols);
+void magnetar_matvec_q4_0_avx512vnni(const void* w, const magnetar::quant::ActBlock* x, float* y,
+                                     int64_t rows, int64_t cols);
 }

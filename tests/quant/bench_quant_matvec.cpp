@@ -1,7 +1,7 @@
 // Benchmark program (not a test): GB/s of the Q8_0 / Q4_0 matrix–vector kernels on a matrix far
 // larger than the caches, at 1 and 2 threads, against a plain streaming read of a buffer of the
 // same size (the read ceiling). Reports medians and the ratio to the ceiling.
-//   magnetar_bench_quant [rows cols] [--reps N] [--kernels reference]
+//   magnetar_bench_quant [rows cols] [--reps N] [--kernels reference|avx2|avx512vnni]
 #include <immintrin.h>
 
 #include <algorithm>
@@ -82,12 +82,12 @@ Timing time_repetitions(int n_threads, int reps, const std::function<void(int)>&
 int main(int argc, char** argv) {
   int64_t rows = 16384, cols = 8192;
   int reps = 15;
-  bool reference = false;
+  std::string kernels_name;  // empty: the best this CPU runs
   std::vector<std::string> positional;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     if (arg == "--reps" && i + 1 < argc) reps = std::atoi(argv[++i]);
-    else if (arg == "--kernels" && i + 1 < argc) reference = std::string(argv[++i]) == "reference";
+    else if (arg == "--kernels" && i + 1 < argc) kernels_name = argv[++i];
     else positional.push_back(arg);
   }
   if (positional.size() == 2) {
@@ -95,13 +95,22 @@ int main(int argc, char** argv) {
     cols = std::atoll(positional[1].c_str());
   }
   if (cols <= 0 || cols % 32 != 0 || rows <= 0 || reps <= 0) {
-    std::fprintf(stderr, "usage: magnetar_bench_quant [rows cols] [--reps N] [--kernels reference]\n"
+    std::fprintf(stderr, "usage: magnetar_bench_quant [rows cols] [--reps N] [--kernels reference|avx2|avx512vnni]\n"
                          "cols must be a positive multiple of 32\n");
     return 2;
   }
   namespace q = magnetar::quant;
-  q::select(reference ? magnetar::kernels::KernelChoice::Reference : magnetar::kernels::KernelChoice::Auto);
-  const q::QuantKernelTable& table = q::active();
+  const q::QuantKernelTable* chosen = q::asm_available() ? &q::asm_table() : &q::reference_table();
+  if (!kernels_name.empty()) {
+    chosen = kernels_name == "reference" ? &q::reference_table() : nullptr;
+    for (const q::QuantKernelTable* t : q::asm_tables())
+      if (kernels_name == t->isa) chosen = t;
+    if (chosen == nullptr) {
+      std::fprintf(stderr, "--kernels %s: not available on this CPU\n", kernels_name.c_str());
+      return 2;
+    }
+  }
+  const q::QuantKernelTable& table = *chosen;
   std::printf("kernels %s, matrix %lld x %lld, median of %d\n", table.isa, (long long)rows,
               (long long)cols, reps);
 

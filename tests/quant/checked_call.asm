@@ -22,9 +22,9 @@ xmm_seeds: times 10 dq 0x9e3779b97f4a7c15, 0xc2b2ae3d27d4eb4f
 %endmacro
 
 %macro CHECK_XMM 1   ; i: xmm(6 + i)
-  %assign %%reg 6 + %1        ; %[...] pastes text, it does not add: compute the number first
-  pcmpeqb xmm%[%%reg], [rel xmm_seeds + 16*%1]
-  pmovmskb r10d, xmm%[%%reg]
+  %assign %%r %1 + 6
+  pcmpeqb xmm%[%%r], [rel xmm_seeds + 16*%1]
+  pmovmskb r10d, xmm%[%%r]
   cmp r10d, 0xffff
   je %%ok
   bts rax, 8 + %1
@@ -46,16 +46,16 @@ magnetar_quant_checked_call:
   sub rsp, 168
   %assign i 0
   %rep 10
-    %assign reg 6 + i
-    movdqu [rsp + 16*i], xmm%[reg]
+    %assign r i + 6
+    movdqu [rsp + 16*i], xmm%[r]
     %assign i i + 1
   %endrep
   mov rax, rcx                ; fn
   mov r11, rdx                ; args
   %assign i 0
   %rep 10
-    %assign reg 6 + i
-    movdqu xmm%[reg], [rel xmm_seeds + 16*i]
+    %assign r i + 6
+    movdqu xmm%[r], [rel xmm_seeds + 16*i]
     %assign i i + 1
   %endrep
   mov rsi, [rel gpr_seeds + 8*6]
@@ -110,8 +110,8 @@ magnetar_quant_checked_call:
   %endrep
   %assign i 0
   %rep 10
-    %assign reg 6 + i
-    movdqu xmm%[reg], [rsp + 16*i]
+    %assign r i + 6
+    movdqu xmm%[r], [rsp + 16*i]
     %assign i i + 1
   %endrep
   add rsp, 168

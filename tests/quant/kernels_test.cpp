@@ -93,6 +93,8 @@ class QuantAsm : public ::testing::Test {
 };
 
 TEST_F(QuantAsm, QuantizeActMatchesTwinBitExact) {
+  for (const QuantKernelTable* table : asm_tables()) {
+  SCOPED_TRACE(table->isa);
   std::mt19937 rng(11);
   for (int64_t n : {32, 64, 96, 1024, 2048 + 32}) {
     for (int misalign = 0; misalign < 3; ++misalign) {
@@ -105,17 +107,19 @@ TEST_F(QuantAsm, QuantizeActMatchesTwinBitExact) {
       std::memset(want.data(), 0x5a, want.size() * sizeof(ActBlock));
       std::memset(got.data(), 0x5a, got.size() * sizeof(ActBlock));
       quantize_act_ref(storage.data() + misalign, want.data(), n);
-      asm_table().quantize_act(storage.data() + misalign, got.data(), n);
+      table->quantize_act(storage.data() + misalign, got.data(), n);
       ASSERT_EQ(0, std::memcmp(want.data(), got.data(), got.size() * sizeof(ActBlock)))
           << "n " << n << " misalign " << misalign;  // includes the untouched guard block
     }
   }
+  }
 }
 
-void check_matvec_against_twin(format::DType dtype) {
+void check_matvec_against_twin(format::DType dtype, const QuantKernelTable& table) {
+  SCOPED_TRACE(table.isa);
   std::mt19937 rng(dtype == format::DType::Q8_0 ? 21 : 22);
   const MatvecQFn ref = dtype == format::DType::Q8_0 ? matvec_q8_0_ref : matvec_q4_0_ref;
-  const MatvecQFn fast = dtype == format::DType::Q8_0 ? asm_table().matvec_q8_0 : asm_table().matvec_q4_0;
+  const MatvecQFn fast = dtype == format::DType::Q8_0 ? table.matvec_q8_0 : table.matvec_q4_0;
   for (int64_t cols : kColCounts) {
     for (int64_t rows : kRowCounts) {
       const QuantMatrix m = make_matrix(dtype, rows, cols, rng);
@@ -134,8 +138,12 @@ void check_matvec_against_twin(format::DType dtype) {
   }
 }
 
-TEST_F(QuantAsm, MatvecQ8_0MatchesTwin) { check_matvec_against_twin(format::DType::Q8_0); }
-TEST_F(QuantAsm, MatvecQ4_0MatchesTwin) { check_matvec_against_twin(format::DType::Q4_0); }
+TEST_F(QuantAsm, MatvecQ8_0MatchesTwin) {
+  for (const QuantKernelTable* table : asm_tables()) check_matvec_against_twin(format::DType::Q8_0, *table);
+}
+TEST_F(QuantAsm, MatvecQ4_0MatchesTwin) {
+  for (const QuantKernelTable* table : asm_tables()) check_matvec_against_twin(format::DType::Q4_0, *table);
+}
 
 TEST_F(QuantAsm, ZeroRowsWritesNothing) {
   std::vector<ActBlock> x(1);
@@ -143,26 +151,30 @@ TEST_F(QuantAsm, ZeroRowsWritesNothing) {
   quantize_act_ref(xf.data(), x.data(), 32);
   std::vector<float> y(kGuard, kSentinel);
   BlockQ8_0 w8{};
-  asm_table().matvec_q8_0(&w8, x.data(), y.data(), 0, 32);
-  asm_table().matvec_q4_0(&w8, x.data(), y.data(), 0, 32);
+  for (const QuantKernelTable* table : asm_tables()) {
+    table->matvec_q8_0(&w8, x.data(), y.data(), 0, 32);
+    table->matvec_q4_0(&w8, x.data(), y.data(), 0, 32);
+  }
   expect_sentinels(y, 0);
 }
 
 // Every asm entry point preserves the callee-saved registers (xmm6-15 too on Win64).
 TEST_F(QuantAsm, CalleeSavedRegistersPreserved) {
+  for (const QuantKernelTable* table : asm_tables()) {
+  SCOPED_TRACE(table->isa);
   std::mt19937 rng(31);
   const int64_t rows = 9, cols = 96;
   std::vector<float> xf = make_activation(cols, rng);
   std::vector<ActBlock> x(cols / 32), x_checked(cols / 32);
   uint64_t args[6] = {uint64_t(uintptr_t(xf.data())), uint64_t(uintptr_t(x_checked.data())),
                       uint64_t(cols), 0, 0, 0};
-  EXPECT_EQ(magnetar_quant_checked_call(reinterpret_cast<const void*>(asm_table().quantize_act), args), 0u);
-  asm_table().quantize_act(xf.data(), x.data(), cols);
+  EXPECT_EQ(magnetar_quant_checked_call(reinterpret_cast<const void*>(table->quantize_act), args), 0u);
+  table->quantize_act(xf.data(), x.data(), cols);
   EXPECT_EQ(0, std::memcmp(x.data(), x_checked.data(), x.size() * sizeof(ActBlock)));
 
   for (format::DType dtype : {format::DType::Q8_0, format::DType::Q4_0}) {
     const QuantMatrix m = make_matrix(dtype, rows, cols, rng);
-    const MatvecQFn fn = dtype == format::DType::Q8_0 ? asm_table().matvec_q8_0 : asm_table().matvec_q4_0;
+    const MatvecQFn fn = dtype == format::DType::Q8_0 ? table->matvec_q8_0 : table->matvec_q4_0;
     std::vector<float> direct(rows), checked(rows);
     fn(m.data, x.data(), direct.data(), rows, cols);
     const uint64_t margs[6] = {uint64_t(uintptr_t(m.data)), uint64_t(uintptr_t(x.data())),
@@ -170,6 +182,7 @@ TEST_F(QuantAsm, CalleeSavedRegistersPreserved) {
     EXPECT_EQ(magnetar_quant_checked_call(reinterpret_cast<const void*>(fn), margs), 0u)
         << type_name(dtype) << ": bit mask of clobbered callee-saved registers";
     EXPECT_EQ(direct, checked);
+  }
   }
 }
 
@@ -222,7 +235,10 @@ TEST(QuantDispatch, ReferenceChoiceAndActiveTable) {
   EXPECT_STREQ(active().isa, "reference");
   EXPECT_EQ(active().matvec_q8_0, &matvec_q8_0_ref);
   quant::select(kernels::KernelChoice::Asm);
-  EXPECT_STREQ(active().isa, asm_available() ? "avx2" : "reference");
+  EXPECT_STREQ(active().isa, asm_available() ? asm_tables().back()->isa : "reference");
+  if (asm_available()) {
+    EXPECT_STREQ(asm_tables().front()->isa, "avx2");
+  }
   quant::select(kernels::KernelChoice::Auto);
 }
 

@@ -131,12 +131,12 @@ TEST(QuantHalf, MatchesRoundToNearestEvenSearch) {
     float f;
     std::memcpy(&f, &u, sizeof f);
     if (std::isnan(f)) continue;
-    ASSERT_EQ(float_to_half(f), spec_half(f)) << "f = " << f;
+    ASSERT_EQ(kernels::f32_to_f16_scalar(f), spec_half(f)) << "f = " << f;
   }
   for (uint32_t h = 0; h < 0x10000; ++h) {  // every half round-trips through float
-    const float f = half_to_float(uint16_t(h));
+    const float f = kernels::f16_to_f32_scalar(uint16_t(h));
     if (std::isnan(f)) continue;
-    ASSERT_EQ(float_to_half(f), h);
+    ASSERT_EQ(kernels::f32_to_f16_scalar(f), h);
   }
 }
 
@@ -168,7 +168,7 @@ TEST(QuantQ8_0, KnownBlocks) {
   std::vector<float> ramp(32);
   for (int i = 0; i < 32; ++i) ramp[i] = float(i - 16);  // amax 16 at a negative value
   quantize_row_q8_0(ramp.data(), &b, 32);
-  EXPECT_EQ(b.d, float_to_half(16.0f / 127.0f));
+  EXPECT_EQ(b.d, kernels::f32_to_f16_scalar(16.0f / 127.0f));
   EXPECT_EQ(b.qs[0], -127);
   EXPECT_EQ(b.qs[16], 0);
   EXPECT_EQ(b.qs[24], 64);  // 8 * 127 / 16 = 63.5 rounds away from zero
@@ -186,14 +186,14 @@ TEST(QuantQ4_0, KnownBlocks) {
   v[1] = 7.0f;
   v[16] = 3.0f;  // high nibble of qs[0]
   quantize_row_q4_0(v.data(), &b, 32);
-  EXPECT_EQ(half_to_float(b.d), 1.0f);
+  EXPECT_EQ(kernels::f16_to_f32_scalar(b.d), 1.0f);
   EXPECT_EQ(b.qs[0], uint8_t(0 | (11 << 4)));
   EXPECT_EQ(b.qs[1] & 0x0f, 15);
 
   v[0] = 8.0f;  // max at a positive value: d = -1, so -8 maps to 16, clamped to 15
   v[1] = -8.0f;
   quantize_row_q4_0(v.data(), &b, 32);
-  EXPECT_EQ(half_to_float(b.d), -1.0f);
+  EXPECT_EQ(kernels::f16_to_f32_scalar(b.d), -1.0f);
   EXPECT_EQ(b.qs[0] & 0x0f, 0);
   EXPECT_EQ(b.qs[1] & 0x0f, 15);
 }
@@ -211,13 +211,13 @@ TEST(QuantRoundTrip, ErrorWithinHalfStep) {
   dequantize_row_q8_0(q8.data(), y.data(), n);
   constexpr double kHalfScaleRelError = 1.0 / 1024;  // d is rounded to 11 significant bits
   for (int64_t i = 0; i < n; ++i) {
-    const double d = std::fabs(half_to_float(q8[i / 32].d));
+    const double d = std::fabs(kernels::f16_to_f32_scalar(q8[i / 32].d));
     ASSERT_LE(std::fabs(double(y[i]) - x[i]), d * 0.5 + 127 * d * kHalfScaleRelError) << i;
   }
   quantize_row_q4_0(x.data(), q4.data(), n);
   dequantize_row_q4_0(q4.data(), y.data(), n);
   for (int64_t i = 0; i < n; ++i) {
-    const double d = std::fabs(half_to_float(q4[i / 32].d));
+    const double d = std::fabs(kernels::f16_to_f32_scalar(q4[i / 32].d));
     // The clamp of +8 d to 7 d costs up to a whole step at the block's opposite extreme.
     ASSERT_LE(std::fabs(double(y[i]) - x[i]), d * 1.0 + 8 * d * kHalfScaleRelError) << i;
   }
