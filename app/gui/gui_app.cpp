@@ -26,8 +26,9 @@
 #include "ui.h"
 
 #ifdef _WIN32
-#include <shellapi.h>
+// windows.h first: shellapi.h relies on its definitions.
 #include <windows.h>
+#include <shellapi.h>
 #endif
 
 namespace magnetar::app {

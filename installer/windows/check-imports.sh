@@ -8,7 +8,8 @@ objdump=${OBJDUMP:-x86_64-w64-mingw32-objdump}
 # Windows system DLLs we accept (lower case). msvcrt.dll is the system C runtime mingw-w64 uses.
 allowed=" kernel32.dll user32.dll gdi32.dll advapi32.dll shell32.dll ole32.dll oleaut32.dll
   msvcrt.dll opengl32.dll imm32.dll comdlg32.dll winspool.drv uuid.dll ws2_32.dll bcrypt.dll
-  dwmapi.dll shlwapi.dll version.dll winmm.dll ntdll.dll psapi.dll uxtheme.dll comctl32.dll "
+  dwmapi.dll shlwapi.dll version.dll winmm.dll ntdll.dll psapi.dll uxtheme.dll comctl32.dll
+  api-ms-win-core-synch-l1-2-0.dll "
 allowed=" $(echo $allowed) "  # one space between names
 status=0
 [ $# -ge 1 ] || { echo "usage: $0 app.exe [...]" >&2; exit 2; }
