@@ -13,6 +13,7 @@
 
 #include "convert/half_float.h"
 #include "convert/input_file.h"
+#include "convert/gguf_import.h"
 #include "convert/plan.h"
 #include "format/model_writer.h"
 
@@ -34,6 +35,7 @@ Status plan_source(const std::string& source, const std::string& tokenizer_path,
     std::string name = convert::file_name(source);
     if (name == "config.json" || name.find(".safetensors") != std::string::npos)
       return convert::plan_hf_folder(convert::parent_dir(source), plan);
+    if (convert::looks_like_gguf(source)) return convert::plan_gguf(source, plan);
     return convert::plan_llama2c(source, tokenizer_path, plan);
   }
   return Status::error(source + ": not found (expected a Hugging Face model folder or a "
