@@ -89,6 +89,7 @@ std::string pad(std::string s, size_t width) {
 }
 
 double gb(uint64_t bytes) { return static_cast<double>(bytes) / 1e9; }
+double mib(uint64_t bytes) { return static_cast<double>(bytes) / 1048576.0; }
 
 }  // namespace
 
@@ -138,10 +139,10 @@ std::string report_to_table(const BenchReport& r) {
       out += "prefill  " + std::to_string(run.threads) + " thread(s): " +
              format("%.1f", run.prefill_gflops) + " GFLOP/s on the " +
              std::to_string(run.prompts.back().tokens) + "-token prompt\n";
-  out += "memory   peak resident " + format("%.1f", gb(r.peak_resident_bytes)) +
-         " GB; while generating " + format("%.1f", gb(r.resident_during_generation_bytes)) +
-         " GB (" + format("%.1f", static_cast<double>(other_resident_bytes(r)) / 1048576.0) +
-         " MiB beyond the weights and KV cache)\n";
+  out += "memory   peak resident " + format("%.1f", mib(r.peak_resident_bytes)) +
+         " MiB; while generating " + format("%.1f", mib(r.resident_during_generation_bytes)) +
+         " MiB, of which " + format("%.1f", static_cast<double>(other_resident_bytes(r)) / 1048576.0) +
+         " MiB beyond the model file and KV cache\n";
   if (r.idle_seconds > 0)
     out += "idle     " + format("%.3f", r.idle_cpu_seconds) + " CPU seconds over " +
            format("%.0f", r.idle_seconds) + " idle seconds after generating\n";

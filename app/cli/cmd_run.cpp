@@ -43,6 +43,8 @@ int run_command(const std::vector<std::string>& argv) {
   int exit_code = 0;
   GenerateRequest request;
   if (!sampler_from_args(kRun, args, &request.sampler, &exit_code)) return exit_code;
+  if (!has_text && !parse_int_list(args.get({"--tokens"}), &request.prompt))
+    return usage_error(kRun, "--tokens needs comma-separated token ids");
   std::unique_ptr<Model> model;
   if (!load_model_from_args(kRun, args, &model, &exit_code)) return exit_code;
 
@@ -50,8 +52,6 @@ int run_command(const std::vector<std::string>& argv) {
     Status s = model->tokenize(args.get({"-p", "--prompt"}), model->info().add_bos, &request.prompt);
     if (!s) return std::cerr << "magnetar-cli run: " << s.message() << "\n", 1;
     if (request.prompt.empty()) return usage_error(kRun, "the prompt is empty");
-  } else if (!parse_int_list(args.get({"--tokens"}), &request.prompt)) {
-    return usage_error(kRun, "--tokens needs comma-separated token ids");
   }
   std::unique_ptr<Session> session;
   if (Status s = Session::create(*model, &session); !s)

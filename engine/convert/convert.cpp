@@ -11,11 +11,11 @@
 #include <memory>
 #include <vector>
 
-#include "convert/half_float.h"
 #include "convert/input_file.h"
 #include "convert/gguf_import.h"
 #include "convert/plan.h"
 #include "format/model_writer.h"
+#include "kernels/kernels.h"
 
 namespace magnetar {
 
@@ -56,14 +56,14 @@ void widen(SourceDType dtype, const uint8_t* src, float* dst, uint64_t n) {
       for (uint64_t i = 0; i < n; ++i) {
         uint16_t h;
         std::memcpy(&h, src + 2 * i, 2);
-        dst[i] = convert::f16_to_f32(h);
+        dst[i] = kernels::f16_to_f32_scalar(h);
       }
       break;
     case SourceDType::BF16:
       for (uint64_t i = 0; i < n; ++i) {
         uint16_t h;
         std::memcpy(&h, src + 2 * i, 2);
-        dst[i] = convert::bf16_to_f32(h);
+        dst[i] = kernels::bf16_to_f32_scalar(h);
       }
       break;
     case SourceDType::Other: break;  // rejected while planning
@@ -163,7 +163,7 @@ Status run_plan(const ConversionPlan& plan, const std::string& out_path, format:
         if (dtype == format::DType::F16) {
           encoded.resize(n * 2);
           for (uint64_t i = 0; i < n; ++i) {
-            uint16_t h = convert::f32_to_f16(values[i]);
+            uint16_t h = kernels::f32_to_f16_scalar(values[i]);
             std::memcpy(encoded.data() + 2 * i, &h, 2);
           }
           out = encoded.data();

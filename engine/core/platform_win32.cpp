@@ -250,16 +250,17 @@ Status FileBuffer::open(const std::string& path, Mode mode, Progress progress, v
   std::wstring wide;
   if (!to_native_path(path, &wide)) return invalid_path(path);
 
+  const DWORD attributes = GetFileAttributesW(wide.c_str());
+  if (attributes != INVALID_FILE_ATTRIBUTES && (attributes & FILE_ATTRIBUTE_DIRECTORY)) {
+    return Status::error("not a regular file: '" + path + "'");
+  }
   HandleCloser file;
   file.handle = open_for_reading(wide, mode == Mode::Read ? FILE_FLAG_SEQUENTIAL_SCAN : 0);
   if (file.handle == INVALID_HANDLE_VALUE) return last_error("cannot open", path);
   LARGE_INTEGER size;
   if (!GetFileSizeEx(file.handle, &size)) return last_error("cannot get the size of", path);
   const uint64_t bytes = static_cast<uint64_t>(size.QuadPart);
-  if (bytes == 0) {  // Windows cannot map an empty file; an empty buffer is the honest answer
-    if (progress) progress(progress_ctx, 0, 0);
-    return Status::ok();
-  }
+  if (bytes == 0) return Status::error("file is empty: '" + path + "'");
   if (bytes > static_cast<uint64_t>(SIZE_MAX)) {
     return Status::error("file too large for this process: '" + path + "'");
   }
@@ -277,6 +278,19 @@ Status FileBuffer::open(const std::string& path, Mode mode, Progress progress, v
     size_ = bytes;
     mapped_bytes_ = bytes;
     handle_ = mapping;  // the mapping keeps the file open; its own handle closes now
+    // Touch every page once so the first token does not pay the page faults.
+    constexpr uint64_t kReportBytes = 64ull << 20;
+    const volatile uint8_t* touch = data_;
+    for (uint64_t offset = 0; offset < bytes; offset += 4096) {
+      (void)touch[offset];
+      if ((offset & (kReportBytes - 1)) == 0) {
+        if (cancel && *cancel) {
+          close();
+          return Status::error("cancelled loading '" + path + "'");
+        }
+        if (progress) progress(progress_ctx, offset, bytes);
+      }
+    }
     if (progress) progress(progress_ctx, bytes, bytes);
     return Status::ok();
   }

@@ -1,8 +1,155 @@
-// The asm kernel table. Until the NASM kernels land this build has none.
+// The AVX2 + FMA + F16C kernel table: thin wrappers that give every NASM kernel the "any size"
+// contract of kernels.h — the asm does the aligned bulk, the reference twins the tails — and the
+// prefill driver that walks 16-row panels and column blocks (asm/matmul_avx2.asm).
+#include <cassert>
+
+#include "kernels/asm_kernels.h"
+#include "kernels/kernels.h"
+#include "kernels/reference.h"
 #include "kernels/tables.h"
 
 namespace magnetar::kernels {
+namespace {
 
-const KernelTable* asm_table() { return nullptr; }
+// Columns per packed panel: 16 rows x 256 columns x 4 bytes = 16 KiB, resident in L1 while
+// every token of the batch streams through it.
+constexpr int64_t kPanelCols = 256;
+constexpr int64_t kPanelRows = 16;
+// matvec_f16 switches from 4 to 8 weight streams per pass once x (cols * 4 bytes) outgrows this
+// share of L1: with 8 streams each x load feeds 8 rows (asm/README.md has the measurements).
+constexpr int64_t kMatvecX8MinCols = 3072;
+// Below this many tokens, packing a panel costs more than it saves: run matvec per token.
+constexpr int64_t kMatmulMinTokens = 4;
+
+void matvec_f16(const uint16_t* w, int64_t ldw, const float* x, float* y, int64_t rows,
+                int64_t cols) {
+  const int64_t bulk = cols & ~int64_t{15};
+  if (bulk == 0) return ref::matvec_f16(w, ldw, x, y, rows, cols);
+  if (bulk > kMatvecX8MinCols)
+    magnetar_matvec_f16_x8_avx2(w, ldw, x, y, rows, bulk);
+  else
+    magnetar_matvec_f16_avx2(w, ldw, x, y, rows, bulk);
+  if (bulk != cols)
+    for (int64_t r = 0; r < rows; ++r) y[r] += ref::dot_f16_f32(w + r * ldw + bulk, x + bulk, cols - bulk);
+}
+
+void matvec_f32(const float* w, int64_t ldw, const float* x, float* y, int64_t rows,
+                int64_t cols) {
+  const int64_t bulk = cols & ~int64_t{15};
+  if (bulk == 0) return ref::matvec_f32(w, ldw, x, y, rows, cols);
+  magnetar_matvec_f32_avx2(w, ldw, x, y, rows, bulk);
+  if (bulk != cols)
+    for (int64_t r = 0; r < rows; ++r) y[r] += ref::dot_f32_f32(w + r * ldw + bulk, x + bulk, cols - bulk);
+}
+
+// The panel driver shared by F16 and F32 weights. W = uint16_t (F16) or float.
+template <class W>
+void matmul_panels(const W* w, int64_t ldw, const float* x, int64_t ldx, float* y, int64_t ldy,
+                   int64_t rows, int64_t cols, int64_t n_tokens) {
+  alignas(64) float panel[kPanelCols * kPanelRows];  // [k][16]
+  const int64_t panel_rows = rows & ~(kPanelRows - 1);
+  for (int64_t r0 = 0; r0 < panel_rows; r0 += kPanelRows) {
+    const W* wr = w + r0 * ldw;
+    for (int64_t k0 = 0; k0 < cols; k0 += kPanelCols) {
+      const int64_t kc = cols - k0 < kPanelCols ? cols - k0 : kPanelCols;
+      const int64_t kc8 = kc & ~int64_t{7};
+      if (kc8 > 0) {
+        if constexpr (sizeof(W) == 2)
+          magnetar_pack_f16_panel16_avx2(wr + k0, ldw, panel, kc8);
+        else
+          magnetar_pack_f32_panel16_avx2(wr + k0, ldw, panel, kc8);
+      }
+      for (int64_t k = kc8; k < kc; ++k)  // column tail (< 8): scalar, once per panel
+        for (int64_t r = 0; r < kPanelRows; ++r) {
+          if constexpr (sizeof(W) == 2)
+            panel[k * kPanelRows + r] = f16_to_f32_scalar(wr[r * ldw + k0 + k]);
+          else
+            panel[k * kPanelRows + r] = wr[r * ldw + k0 + k];
+        }
+      magnetar_matmul_panel16_avx2(panel, kc, x + k0, ldx, y + r0, ldy, n_tokens, k0 > 0 ? 1 : 0);
+    }
+  }
+  if (panel_rows == rows) return;
+  for (int64_t t = 0; t < n_tokens; ++t) {  // row tail (< 16 rows): matvec per token
+    if constexpr (sizeof(W) == 2)
+      matvec_f16(w + panel_rows * ldw, ldw, x + t * ldx, y + t * ldy + panel_rows, rows - panel_rows, cols);
+    else
+      matvec_f32(w + panel_rows * ldw, ldw, x + t * ldx, y + t * ldy + panel_rows, rows - panel_rows, cols);
+  }
+}
+
+void matmul_f16(const uint16_t* w, int64_t ldw, const float* x, int64_t ldx, float* y,
+                int64_t ldy, int64_t rows, int64_t cols, int64_t n_tokens) {
+  assert(ldw >= cols && ldx >= cols && ldy >= rows && "matmul_f16: strides too small");
+  if (n_tokens <= 0 || rows <= 0) return;
+  if (cols == 0) return ref::matmul_f16(w, ldw, x, ldx, y, ldy, rows, cols, n_tokens);
+  if (n_tokens < kMatmulMinTokens) {
+    for (int64_t t = 0; t < n_tokens; ++t) matvec_f16(w, ldw, x + t * ldx, y + t * ldy, rows, cols);
+    return;
+  }
+  matmul_panels(w, ldw, x, ldx, y, ldy, rows, cols, n_tokens);
+}
+
+void matmul_f32(const float* w, int64_t ldw, const float* x, int64_t ldx, float* y, int64_t ldy,
+                int64_t rows, int64_t cols, int64_t n_tokens) {
+  assert(ldw >= cols && ldx >= cols && ldy >= rows && "matmul_f32: strides too small");
+  if (n_tokens <= 0 || rows <= 0) return;
+  if (cols == 0) return ref::matmul_f32(w, ldw, x, ldx, y, ldy, rows, cols, n_tokens);
+  if (n_tokens < kMatmulMinTokens) {
+    for (int64_t t = 0; t < n_tokens; ++t) matvec_f32(w, ldw, x + t * ldx, y + t * ldy, rows, cols);
+    return;
+  }
+  matmul_panels(w, ldw, x, ldx, y, ldy, rows, cols, n_tokens);
+}
+
+void rmsnorm(float* out, const float* x, const float* weight, int64_t n, const float* eps) {
+  assert(n > 0 && "rmsnorm: n must be positive");
+  magnetar_rmsnorm_avx2(out, x, weight, n, eps);
+}
+
+void softmax(float* x, int64_t n) {
+  if (n > 0) magnetar_softmax_avx2(x, n);
+}
+
+void silu_mul(float* gate, const float* up, int64_t n) { magnetar_silu_mul_avx2(gate, up, n); }
+
+void gelu_tanh_mul(float* gate, const float* up, int64_t n) {
+  magnetar_gelu_tanh_mul_avx2(gate, up, n);
+}
+
+void rope(float* x, int64_t n_heads, int64_t head_dim, const float* cos, const float* sin) {
+  assert(head_dim >= 2 && head_dim % 2 == 0 && "rope: head_dim must be even");
+  if (n_heads > 0) magnetar_rope_avx2(x, n_heads, head_dim, cos, sin);
+}
+
+void f16_to_f32(const uint16_t* src, float* dst, int64_t n) {
+  const int64_t bulk = n & ~int64_t{15};
+  if (bulk > 0) magnetar_f16_to_f32_avx2(src, dst, bulk);
+  for (int64_t i = bulk; i < n; ++i) dst[i] = f16_to_f32_scalar(src[i]);
+}
+
+void dot_f32(const float* a, const float* b, int64_t n, float* out) {
+  const int64_t bulk = n & ~int64_t{31};
+  float sum = 0.f;
+  if (bulk > 0) magnetar_dot_f32_avx2(a, b, bulk, &sum);
+  for (int64_t i = bulk; i < n; ++i) sum += a[i] * b[i];
+  *out = sum;
+}
+
+void axpy_f32(float* y, const float* x, int64_t n, const float* scale) {
+  const int64_t bulk = n & ~int64_t{15};
+  if (bulk > 0) magnetar_axpy_f32_avx2(y, x, bulk, scale);
+  const float s = *scale;
+  for (int64_t i = bulk; i < n; ++i) y[i] += s * x[i];
+}
+
+const KernelTable kAvx2Table = {matvec_f16, matvec_f32, matmul_f16, matmul_f32,
+                                rmsnorm,    softmax,    silu_mul,   gelu_tanh_mul,
+                                rope,       f16_to_f32, dot_f32,    axpy_f32,
+                                "avx2"};
+
+}  // namespace
+
+const KernelTable* asm_table() { return &kAvx2Table; }
 
 }  // namespace magnetar::kernels

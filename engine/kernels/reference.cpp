@@ -196,5 +196,21 @@ void axpy_f32(float* y, const float* x, int64_t n, const float* scale) {
   for (int64_t i = 0; i < n; ++i) y[i] += s * x[i];
 }
 
+void read_sum_f32(const float* p, int64_t n, float* out) {
+  float acc[4][kLanes] = {};
+  for (int64_t i = 0; i < n; ++i) acc[(i % 32) / 8][i % 8] += p[i];
+  for (int j = 0; j < kLanes; ++j) out[j] = (acc[0][j] + acc[1][j]) + (acc[2][j] + acc[3][j]);
+}
+
+void fma_loop(int64_t iterations, const float* coefficients, float* out) {
+  float chain[12];
+  for (int c = 0; c < 12; ++c) chain[c] = 1.0f + static_cast<float>(c) / 16.0f;
+  for (int64_t i = 0; i < iterations; ++i)
+    for (float& v : chain) v = std::fma(v, coefficients[0], coefficients[1]);
+  float sum = chain[0];
+  for (int c = 1; c < 12; ++c) sum += chain[c];
+  for (int j = 0; j < kLanes; ++j) out[j] = sum;
+}
+
 }  // namespace ref
 }  // namespace magnetar::kernels

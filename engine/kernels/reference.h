@@ -6,7 +6,9 @@
 // - Reductions (matvec, matmul, dot) accumulate in FP32 in 8 interleaved partial sums, lane
 //   j taking elements j, j+8, ... and the lanes summed pairwise; a tail (n % 8) is added last.
 //   Rigorous bound vs the exact sum: |err| <= (ceil(n/8) + 16) * 2^-24 * sum|w_i x_i|.
-//   The asm kernels keep >= 8 partial sums, so the same bound holds for them.
+//   The asm matvec and dot kernels keep >= 8 partial sums, so the same bound holds for them.
+//   The asm matmul (prefill) runs one FMA chain per output over blocks of <= 256 columns and
+//   adds the block sums in order: |err| <= (min(n, 256) + ceil(n/256) + 16) * 2^-24 * sum|w x|.
 // - rmsnorm and softmax accumulate their sums in double; activations (silu, gelu_tanh) are
 //   evaluated in double and rounded once. F16/BF16 widening is exact.
 #pragma once
@@ -35,5 +37,9 @@ void axpy_f32(float* y, const float* x, int64_t n, const float* scale);
 // asm wrappers, which use it for column tails).
 float dot_f16_f32(const uint16_t* w, const float* x, int64_t n);
 float dot_f32_f32(const float* a, const float* b, int64_t n);
+
+// Twins of the benchmark probes in asm/probe_avx2.asm (bit-exact: same order of operations).
+void read_sum_f32(const float* p, int64_t n, float* out /*[8]*/);
+void fma_loop(int64_t iterations, const float* coefficients /*[2]*/, float* out /*[8]*/);
 
 }  // namespace magnetar::kernels::ref

@@ -3,6 +3,7 @@
 # them into a prefix OUTSIDE the clone; prints that prefix as the last line of stdout.
 #
 #   deps=$(installer/windows/build-deps.sh)      # a few minutes the first time, instant after
+#   installer/windows/build-deps.sh --key        # only print the cache key
 #   cmake ... --toolchain cmake/toolchain-mingw-w64.cmake -DMAGNETAR_WIN_DEPS="$deps"
 #
 # What the prefix holds (the same names the Linux build finds from Debian's -dev packages):
@@ -12,6 +13,7 @@
 #                  include/imgui{,/backends}, imgui.pc (same layout as Debian's libimgui-dev)
 #   GTest          libgtest/libgmock(_main).a, GTestConfig.cmake   (from /usr/src/googletest)
 #   nlohmann_json  headers + nlohmann_jsonConfig.cmake             (copied from nlohmann-json3-dev)
+#   share/licenses/<package>/copyright   for the installer (everything linked into the .exe files)
 #
 # The prefix is keyed by a hash of the package versions, the compiler version, this script and
 # the toolchain file (comment lines excluded): $MAGNETAR_WIN_DEPS_CACHE/<key> (default ~/.cache/magnetar/win-deps/<key>).
@@ -58,6 +60,10 @@ key_text=$(
 key=$(printf '%s\n' "$key_text" | sha256sum | cut -c1-16)
 prefix=${MAGNETAR_WIN_DEPS:-$cache_root/$key}
 stamp="$prefix/.magnetar-win-deps"
+if [ "${1:-}" = --key ]; then  # for CI caches: the key alone
+  echo "$key"
+  exit 0
+fi
 
 if [ -f "$stamp" ]; then
   log "cached: $prefix"
@@ -165,10 +171,31 @@ unpatch_spm() { cd "$spm_src" && patch -R -p1 <debian/patches/disable-static-lib
 step sentencepiece-unpatch unpatch_spm
 step sentencepiece cmake_cross "$spm_src" "$work/build-spm" \
   -DSPM_ENABLE_SHARED=OFF -DSPM_ENABLE_TCMALLOC=OFF -DSPM_USE_BUILTIN_PROTOBUF=ON \
-  -DSPM_BUILD_TEST=OFF -DCMAKE_INSTALL_LIBDIR=lib -DCMAKE_INSTALL_INCDIR=include
-[ -f "$prefix/lib/pkgconfig/sentencepiece.pc" ] || die "sentencepiece.pc was not installed"
+  -DSPM_BUILD_TEST=OFF -DCMAKE_INSTALL_LIBDIR=lib -DCMAKE_INSTALL_INCDIR=include \
+  -DCMAKE_INSTALL_INCLUDEDIR=include
+spm_cflags=$(PKG_CONFIG_LIBDIR="$prefix/lib/pkgconfig" pkg-config --cflags-only-I sentencepiece)
+[ -f "${spm_cflags#-I}/sentencepiece_processor.h" ] || die "sentencepiece.pc points to the wrong headers ($spm_cflags)"
 # Windows executables of the sentencepiece tools are not needed.
 rm -f "$prefix"/bin/spm_*.exe
+rmdir "$prefix/bin" 2>/dev/null || true
+
+# --- licences of everything linked into the executables, for the installer ---
+copy_licences() {
+  local p
+  for p in "${src_packages[@]}"; do
+    mkdir -p "$prefix/share/licenses/$p"
+    cp "$(srcdir "$p")/debian/copyright" "$prefix/share/licenses/$p/copyright"
+  done
+  mkdir -p "$prefix/share/licenses/googletest" "$prefix/share/licenses/nlohmann-json"
+  cp /usr/share/doc/libgtest-dev/copyright "$prefix/share/licenses/googletest/copyright"
+  cp /usr/share/doc/nlohmann-json3-dev/copyright "$prefix/share/licenses/nlohmann-json/copyright"
+  # The statically linked runtimes: mingw-w64 CRT + winpthreads, and GCC's libstdc++/libgcc.
+  mkdir -p "$prefix/share/licenses/mingw-w64" "$prefix/share/licenses/gcc-runtime"
+  cp /usr/share/doc/mingw-w64-common/copyright "$prefix/share/licenses/mingw-w64/copyright"
+  cp /usr/share/doc/gcc-mingw-w64-x86-64-posix-runtime/copyright \
+     "$prefix/share/licenses/gcc-runtime/copyright"
+}
+step licences copy_licences
 
 printf '%s\n' "$key_text" >"$prefix/versions.txt"
 touch "$stamp"

@@ -17,6 +17,16 @@ inline constexpr double kUnitRoundoff = 1.0 / 16777216.0;  // 2^-24
 inline double reduction_budget(int64_t n, double sum_abs_products) {
   return (static_cast<double>((n + 7) / 8) + 16.0) * kUnitRoundoff * sum_abs_products;
 }
+// matmul (prefill): each output is one FP32 FMA chain per block of <= kMatmulBlock columns, the
+// block sums added in order (asm/matmul_avx2.asm), or the matvec scheme for short batches.
+inline constexpr int64_t kMatmulBlock = 256;
+inline double matmul_budget(int64_t n, double sum_abs_products) {
+  const int64_t in_block = n < kMatmulBlock ? n : kMatmulBlock;
+  const double blocked = static_cast<double>(in_block + (n + kMatmulBlock - 1) / kMatmulBlock + 16) *
+                         kUnitRoundoff * sum_abs_products;
+  const double lanes = reduction_budget(n, sum_abs_products);
+  return blocked > lanes ? blocked : lanes;
+}
 // rmsnorm: a few roundings in scale and the two products (sum of squares in double or in >= 8
 // FP32 partial sums over n: the scale's relative error is then <= (n/8 + 16) u / 2).
 inline double rmsnorm_budget(int64_t n, double exact) {
@@ -26,7 +36,7 @@ inline double rmsnorm_budget(int64_t n, double exact) {
 // the final scale add a few ulps (asm exp polynomials are held to 4 ulps).
 inline constexpr double kSoftmaxExtraUlps = 16.0;
 inline double softmax_budget(double x_minus_max, double exact) {
-  return (std::fabs(x_minus_max) + kSoftmaxExtraUlps) * kUnitRoundoff * exact + 1e-38;
+  return (std::fabs(x_minus_max) + kSoftmaxExtraUlps) * kUnitRoundoff * exact + 2e-38;  // results below FLT_MIN may flush to 0
 }
 // Activations (silu, gelu_tanh) times up: the asm uses polynomial exp/tanh. Relative to
 // |act(g)| |up| with an absolute floor where the activation itself crosses zero

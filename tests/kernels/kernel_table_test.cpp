@@ -33,7 +33,7 @@ class KernelTableTest : public ::testing::TestWithParam<const KernelTable*> {
 
 // Sizes around every vector width and unroll the asm may use.
 const int64_t kColSizes[] = {0, 1, 3, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 100, 127,
-                             128, 129, 255, 256, 257, 511, 640, 1000, 2048, 2051};
+                             128, 129, 255, 256, 257, 511, 640, 1000, 2048, 2051, 3088, 4100};
 const int64_t kRowSizes[] = {1, 2, 3, 4, 5, 7, 8, 9, 13, 16, 17, 33};
 
 TEST_P(KernelTableTest, MatvecF16MatchesOracle) {
@@ -108,7 +108,7 @@ void check_matmul(const KernelTable& k, std::mt19937& rng, int64_t rows, int64_t
       }
       double sum_abs;
       const double exact = oracle_dot(wp + r * ldw, xp + t * ldx, cols, &sum_abs);
-      ASSERT_NEAR(got, exact, reduction_budget(cols, sum_abs))
+      ASSERT_NEAR(got, exact, matmul_budget(cols, sum_abs))
           << k.isa << " rows=" << rows << " cols=" << cols << " tokens=" << n_tokens
           << " t=" << t << " r=" << r;
     }
@@ -119,14 +119,14 @@ void check_matmul(const KernelTable& k, std::mt19937& rng, int64_t rows, int64_t
 TEST_P(KernelTableTest, MatmulF16MatchesOracle) {
   for (int64_t n_tokens : {1, 2, 3, 5, 8, 13, 17})
     for (int64_t rows : {1, 3, 4, 8, 9, 17, 33})
-      for (int64_t cols : {1, 7, 8, 9, 31, 64, 65, 257})
+      for (int64_t cols : {1, 7, 8, 9, 31, 64, 65, 257, 600})
         check_matmul<uint16_t>(k(), rng, rows, cols, n_tokens, (rows + cols) % 2);
 }
 
 TEST_P(KernelTableTest, MatmulF32MatchesOracle) {
   for (int64_t n_tokens : {1, 2, 3, 5, 8, 13, 17})
     for (int64_t rows : {1, 3, 4, 8, 9, 17, 33})
-      for (int64_t cols : {1, 7, 8, 9, 31, 64, 65, 257})
+      for (int64_t cols : {1, 7, 8, 9, 31, 64, 65, 257, 600})
         check_matmul<float>(k(), rng, rows, cols, n_tokens, (rows + cols) % 2);
 }
 

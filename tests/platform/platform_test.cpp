@@ -108,6 +108,24 @@ TEST_F(PlatformFiles, MissingFileIsAnErrorNamingThePath) {
   EXPECT_FALSE(platform::read_file_range(missing, 0, &byte, 1).is_ok());
 }
 
+TEST_F(PlatformFiles, EmptyFilesDirectoriesAndCancelAreErrors) {
+  const fs::path empty = dir_ / "empty.bin";
+  write_bytes(empty, {});
+  const fs::path file = dir_ / "full.bin";
+  write_bytes(file, pattern(9000, 3));
+  const std::atomic<bool> cancel{true};
+  for (auto mode : {platform::FileBuffer::Mode::Read, platform::FileBuffer::Mode::Map}) {
+    platform::FileBuffer buffer;
+    EXPECT_FALSE(buffer.open(utf8(empty), mode).is_ok()) << "an empty model file is an error";
+    EXPECT_FALSE(buffer.open(utf8(dir_), mode).is_ok()) << "a folder is not a file";
+    EXPECT_FALSE(buffer.open(utf8(file), mode, nullptr, nullptr, &cancel).is_ok())
+        << "a set cancel flag aborts loading";
+    EXPECT_EQ(buffer.data(), nullptr);
+  }
+  uint64_t size = 0;
+  EXPECT_FALSE(platform::file_size(utf8(dir_), &size).is_ok());
+}
+
 TEST_F(PlatformFiles, SizeAndRangeReads) {
   const auto bytes = pattern(4099, 0x11);
   const fs::path file = dir_ / from_utf8("r\xC3\xA4nge.bin");

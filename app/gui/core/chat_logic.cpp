@@ -124,6 +124,13 @@ std::string converted_model_file_name(const std::string& source_path, const std:
     const unsigned char u = static_cast<unsigned char>(c);
     if (!(std::isalnum(u) || c == '-' || c == '_' || c == '.' || u >= 0x80)) c = '_';
   }
+  // Folders named only by their precision ("f32", "bf16"): the parent says which model it is.
+  if (!checkpoint_file && stem.size() <= 5 && p.has_parent_path() && !p.parent_path().filename().empty())
+    stem = from_path(p.parent_path().filename()) + "-" + stem;
+  for (char& c : stem) {
+    const unsigned char u = static_cast<unsigned char>(c);
+    if (!(std::isalnum(u) || c == '-' || c == '_' || c == '.' || u >= 0x80)) c = '_';
+  }
   if (stem.empty()) stem = "model";
   return stem + "-" + type_name + ".mgn";
 }

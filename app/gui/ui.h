@@ -1,0 +1,159 @@
+// The desktop app's UI layer: UiState (what only the window needs: input text, open dialogs,
+// fonts, caches) and one Draw…() function per panel, Dear ImGui style. App logic lives in
+// AppState (core/app_state.h); panels read it and call its actions.
+#pragma once
+#include <deque>
+#include <future>
+#include <string>
+#include <vector>
+
+#include <imgui.h>
+
+#include "core/app_state.h"
+#include "core/markdown.h"
+#include "engine_bridge.h"
+#include "magnetar/convert.h"
+
+namespace magnetar::app {
+
+struct Fonts {
+  ImFont* regular = nullptr;  // text (with CJK merged in when the system has a CJK font)
+  ImFont* bold = nullptr;
+  ImFont* italic = nullptr;
+  ImFont* mono = nullptr;     // code
+  ImFont* heading = nullptr;  // titles
+  ImFont* small = nullptr;    // captions, statistics
+  ImFont* big = nullptr;      // the dashboard's numbers
+  bool cjk = false;
+  std::string family;         // "DejaVu Sans", "Segoe UI", or "ImGui default"
+};
+
+struct InspectResult {
+  bool ok = false;
+  std::string error;
+  SourceSummary summary;
+};
+
+// Drop of a Hugging Face folder or checkpoint: inspect, choose a type, convert, load.
+struct DropDialog {
+  bool open = false, just_opened = false;
+  std::string source;  // folder or checkpoint
+  bool inspecting = false;
+  std::future<InspectResult> inspection;
+  InspectResult result;
+  int weight_type = 1;  // index into kWeightTypes
+  std::string out_path;  // the file being made; the dialog closes once it is loaded
+};
+
+struct FileDialog {
+  bool open = false, just_opened = false;
+  std::string directory;
+  std::string path_text;  // editable
+  struct Entry {
+    std::string name;
+    bool directory = false;
+    bool model = false;      // a Magnetar file
+    bool hf_folder = false;  // a folder with config.json
+    uint64_t bytes = 0;
+  };
+  std::vector<Entry> entries;
+  std::string error;
+};
+
+struct UiState {
+  AppState* app = nullptr;
+  EngineBridge* bridge = nullptr;
+  Fonts fonts;
+  float scale = 1.0f;
+  double now = 0;
+  MachineProfile machine;
+  std::string data_dir, models_dir, exports_dir, settings_path;
+  bool settings_dirty = false;
+
+  // Chat
+  std::string input;
+  bool focus_input = true;
+  bool scroll_to_bottom = false;
+  std::string search;
+  std::string rename_id, rename_text;
+  bool open_rename = false;
+  std::string delete_id;
+  bool open_delete = false;
+  int editing_index = -1;
+  std::string edit_text;
+  // Per-message height cache for clipping long chats (messages off screen become one Dummy).
+  std::string heights_for_id;
+  float heights_width = 0;
+  std::vector<float> heights;
+  // Parsed markdown of finished messages, keyed by (chat, index, length).
+  struct ParsedMessage {
+    size_t length = SIZE_MAX;
+    std::vector<MarkdownBlock> blocks;
+  };
+  std::string parsed_for_id;
+  std::vector<ParsedMessage> parsed;
+
+  // Panels and dialogs
+  bool show_dashboard = true;
+  bool open_settings = false, open_chat_settings = false, open_library = false;
+  DropDialog drop;
+  FileDialog file_dialog;
+
+  // Dashboard
+  std::deque<float> frame_ms;  // recent frame times
+  uint64_t rss_bytes = 0;
+  double rss_time = -10;
+};
+
+struct WeightTypeChoice {
+  WeightType type;
+  const char* label;
+  const char* note;
+};
+inline constexpr WeightTypeChoice kWeightTypes[] = {
+    {WeightType::F32, "F32", "exact, largest"},
+    {WeightType::F16, "F16", "recommended: same answers, half the size"},
+    {WeightType::Q8_0, "Q8_0", "8-bit blocks, about half of F16"},
+    {WeightType::Q4_0, "Q4_0", "4-bit blocks, smallest and fastest"},
+};
+
+// ui_theme.cpp
+void ApplyTheme(float scale);
+Fonts LoadFonts(float scale);
+void SetWindowIcon(struct GLFWwindow* window);
+namespace colors {
+inline constexpr ImU32 kAccent = IM_COL32(124, 108, 255, 255);
+inline constexpr ImU32 kAccentSoft = IM_COL32(124, 108, 255, 60);
+inline constexpr ImU32 kUserBubble = IM_COL32(44, 48, 66, 255);
+inline constexpr ImU32 kAssistantBubble = IM_COL32(30, 33, 41, 255);
+inline constexpr ImU32 kCodeBackground = IM_COL32(17, 19, 24, 255);
+inline constexpr ImU32 kGood = IM_COL32(80, 200, 140, 255);
+inline constexpr ImU32 kWarn = IM_COL32(240, 180, 70, 255);
+inline constexpr ImU32 kBad = IM_COL32(240, 90, 90, 255);
+inline constexpr ImU32 kDim = IM_COL32(140, 146, 160, 255);
+inline constexpr ImU32 kTokensLine = IM_COL32(124, 108, 255, 255);
+inline constexpr ImU32 kBandwidthLine = IM_COL32(80, 200, 200, 255);
+}  // namespace colors
+ImVec4 ToVec4(ImU32 color);
+
+// ui_chat.cpp
+void DrawChat(UiState& ui);
+void RenderMarkdown(UiState& ui, const std::vector<MarkdownBlock>& blocks, float wrap_x);
+// ui_sidebar.cpp
+void DrawSidebar(UiState& ui);
+// ui_panels.cpp
+void DrawWelcome(UiState& ui);
+void DrawDashboard(UiState& ui);
+void DrawDialogs(UiState& ui);  // drop/convert, library, file dialog, settings, overflow, notices
+void DrawNotices(UiState& ui, ImVec2 area_min, ImVec2 area_max);
+// Small shared widgets.
+bool AccentButton(const char* label, ImVec2 size = ImVec2(0, 0));
+void Gauge(const char* label, double value, double ceiling, const char* unit, ImU32 color, float width);
+void HelpText(const char* text);  // dim, wrapped
+
+// gui_app.cpp: what a drop or `magnetar PATH` does.
+void HandleDroppedPath(UiState& ui, const std::string& path);
+void OpenFileDialog(UiState& ui, const std::string& directory);
+std::string DisplayName(const std::string& path);
+
+}  // namespace magnetar::app

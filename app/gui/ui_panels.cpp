@@ -1,0 +1,813 @@
+// Panels other than chat and sidebar: the welcome screen, the live performance dashboard, and
+// the dialogs (drop → inspect → convert → load, model library, open file, settings, chat
+// settings, context overflow), plus notices and small shared widgets.
+#include <imgui.h>
+#include <imgui_stdlib.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+
+#include "core/text_util.h"
+#include "magnetar/system.h"
+#include "ui.h"
+
+namespace magnetar::app {
+
+namespace fs = std::filesystem;
+
+// ---------------------------------------------------------------------------------------------
+// Widgets
+
+bool AccentButton(const char* label, ImVec2 size) {
+  ImGui::PushStyleColor(ImGuiCol_Button, ToVec4(IM_COL32(104, 88, 235, 255)));
+  ImGui::PushStyleColor(ImGuiCol_ButtonHovered, ToVec4(IM_COL32(124, 108, 255, 255)));
+  ImGui::PushStyleColor(ImGuiCol_ButtonActive, ToVec4(IM_COL32(90, 76, 210, 255)));
+  ImGui::PushStyleColor(ImGuiCol_Text, ToVec4(IM_COL32(255, 255, 255, 255)));
+  const bool pressed = ImGui::Button(label, size);
+  ImGui::PopStyleColor(4);
+  return pressed;
+}
+
+void HelpText(const char* text) {
+  ImGui::PushStyleColor(ImGuiCol_Text, ToVec4(colors::kDim));
+  ImGui::TextWrapped("%s", text);
+  ImGui::PopStyleColor();
+}
+
+void Gauge(const char* label, double value, double ceiling, const char* unit, ImU32 color, float width) {
+  const float s = ImGui::GetFontSize() / 15.5f;
+  ImGui::TextUnformatted(label);
+  char right[64];
+  if (ceiling > 0) std::snprintf(right, sizeof right, "%.1f / %.1f %s", value, ceiling, unit);
+  else std::snprintf(right, sizeof right, "%.1f %s", value, unit);
+  ImGui::SameLine(std::max(ImGui::GetCursorPosX(), ImGui::GetCursorStartPos().x + width - ImGui::CalcTextSize(right).x));
+  ImGui::TextDisabled("%s", right);
+  const ImVec2 p = ImGui::GetCursorScreenPos();
+  const float h = 8 * s;
+  ImDrawList* draw = ImGui::GetWindowDrawList();
+  draw->AddRectFilled(p, ImVec2(p.x + width, p.y + h), IM_COL32(40, 43, 56, 255), h * 0.5f);
+  const float fraction = ceiling > 0 ? static_cast<float>(std::clamp(value / ceiling, 0.0, 1.0)) : 0.0f;
+  if (fraction > 0)
+    draw->AddRectFilled(p, ImVec2(p.x + std::max(h, width * fraction), p.y + h), color, h * 0.5f);
+  ImGui::Dummy(ImVec2(width, h + 2 * s));
+}
+
+std::string DisplayName(const std::string& path) {
+  fs::path p = to_path(path);
+  while (!p.empty() && p.filename().empty()) p = p.parent_path();
+  return from_path(p.filename());
+}
+
+// ---------------------------------------------------------------------------------------------
+// Welcome
+
+namespace {
+
+void MachineCard(UiState& ui, float width) {
+  const float s = ui.scale;
+  const CpuInfo& cpu = ui.machine.ready ? ui.machine.cpu : cpu_info();
+  ImGui::PushFont(ui.fonts.bold);
+  ImGui::TextUnformatted("This machine");
+  ImGui::PopFont();
+  if (ImGui::BeginTable("##machine", 2, ImGuiTableFlags_SizingFixedFit, ImVec2(width, 0))) {
+    auto row = [](const char* key, const std::string& value) {
+      ImGui::TableNextRow();
+      ImGui::TableNextColumn();
+      ImGui::TextDisabled("%s", key);
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(value.c_str());
+    };
+    row("Processor", cpu.brand.empty() ? "unknown" : cpu.brand);
+    row("Cores", std::to_string(cpu.logical_cores) + " logical");
+    std::string isa;
+    auto flag = [&](bool on, const char* name) {
+      if (on) isa += (isa.empty() ? "" : " · ") + std::string(name);
+    };
+    flag(cpu.avx2, "AVX2");
+    flag(cpu.fma, "FMA");
+    flag(cpu.f16c, "F16C");
+    flag(cpu.avx512f, "AVX-512F");
+    flag(cpu.avx512_vnni, "AVX-512 VNNI");
+    row("Instruction sets", isa.empty() ? "none of AVX2/FMA/F16C" : isa);
+    row("Kernels", cpu.kernel_isa + (cpu.kernel_note.empty() ? "" : " (" + cpu.kernel_note + ")"));
+    char bw[64];
+    if (ui.machine.ready) std::snprintf(bw, sizeof bw, "%.1f GB/s read (measured)", ui.machine.best_gbps);
+    else std::snprintf(bw, sizeof bw, "measuring…");
+    row("Memory bandwidth", bw);
+    ImGui::EndTable();
+  }
+  (void)s;
+}
+
+void SpeedTable(UiState& ui) {
+  ImGui::PushFont(ui.fonts.bold);
+  ImGui::TextUnformatted("What to expect here");
+  ImGui::PopFont();
+  HelpText("Generating a token reads every weight once, so speed ≈ memory bandwidth ÷ model size.");
+  if (!ui.machine.ready) {
+    ImGui::TextDisabled("(waiting for the bandwidth measurement)");
+    return;
+  }
+  if (ImGui::BeginTable("##expect", 4, ImGuiTableFlags_BordersInnerH | ImGuiTableFlags_RowBg |
+                                           ImGuiTableFlags_SizingStretchSame)) {
+    ImGui::TableSetupColumn("Model");
+    ImGui::TableSetupColumn("F16");
+    ImGui::TableSetupColumn("Q8_0");
+    ImGui::TableSetupColumn("Q4_0");
+    ImGui::TableHeadersRow();
+    const struct { const char* name; double params; } sizes[] = {
+        {"1B (TinyLlama)", 1.1e9}, {"2B (Gemma 2B)", 2.5e9}, {"7B (Llama 2)", 6.7e9}, {"9B (Gemma 2)", 9.2e9}};
+    for (const auto& size : sizes) {
+      ImGui::TableNextRow();
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(size.name);
+      for (WeightType t : {WeightType::F16, WeightType::Q8_0, WeightType::Q4_0}) {
+        ImGui::TableNextColumn();
+        const double tps = predicted_tokens_per_second(
+            static_cast<uint64_t>(size.params * bytes_per_parameter(t)), ui.machine.best_gbps);
+        ImGui::Text("%.1f tok/s", tps);
+      }
+    }
+    ImGui::EndTable();
+  }
+}
+
+}  // namespace
+
+void DrawWelcome(UiState& ui) {
+  AppState& app = *ui.app;
+  const float s = ui.scale;
+  const float avail = ImGui::GetContentRegionAvail().x;
+  const float width = std::min(avail - 20 * s, 720 * s);
+  const float left = std::max(0.0f, (avail - width) * 0.5f);
+  ImGui::Dummy(ImVec2(0, 24 * s));
+  ImGui::SetCursorPosX(left);
+  ImGui::BeginGroup();
+  ImGui::PushFont(ui.fonts.big);
+  ImGui::TextUnformatted("Drop a model here");
+  ImGui::PopFont();
+  ImGui::PushTextWrapPos(left + width);
+  HelpText("Drag a Hugging Face model folder (with config.json and .safetensors) anywhere onto this "
+           "window: Magnetar reads it, tells you what it is and how fast it will run, converts it "
+           "once into a single .mgn file, and loads it. A .mgn file you drop loads directly. "
+           "Llama 2, Gemma and Gemma 2 models are supported.");
+  ImGui::PopTextWrapPos();
+  ImGui::Dummy(ImVec2(0, 4 * s));
+  if (AccentButton("Open a model…")) OpenFileDialog(ui, "");
+  ImGui::SameLine();
+  if (ImGui::Button("Model library")) ui.open_library = true;
+
+  if (app.activity == EngineActivity::Loading || app.activity == EngineActivity::Converting) {
+    ImGui::Dummy(ImVec2(0, 6 * s));
+    const JobProgress& job = app.activity == EngineActivity::Loading ? app.load_job : app.convert_job;
+    ImGui::Text("%s %s", app.activity == EngineActivity::Loading ? "Loading" : "Converting",
+                DisplayName(job.path).c_str());
+    ImGui::ProgressBar(job.total ? static_cast<float>(job.done) / job.total : 0.0f, ImVec2(width, 0));
+  }
+
+  // Recent models, one click to load.
+  if (!app.known_models.empty()) {
+    ImGui::Dummy(ImVec2(0, 10 * s));
+    ImGui::PushFont(ui.fonts.bold);
+    ImGui::TextUnformatted("Recent models");
+    ImGui::PopFont();
+    int shown = 0;
+    for (const std::string& path : app.known_models) {
+      std::error_code ec;
+      if (!fs::is_regular_file(to_path(path), ec) || shown >= 4) continue;
+      ++shown;
+      ImGui::PushID(path.c_str());
+      ImGui::BeginDisabled(app.busy());
+      if (ImGui::Button("Load")) app.request_load(path);
+      ImGui::EndDisabled();
+      ImGui::SameLine();
+      ImGui::Text("%s", DisplayName(path).c_str());
+      ImGui::SameLine();
+      ImGui::TextDisabled("%s", format_bytes(fs::file_size(to_path(path), ec)).c_str());
+      ImGui::PopID();
+    }
+  }
+  ImGui::Dummy(ImVec2(0, 12 * s));
+  ImGui::Separator();
+  ImGui::Dummy(ImVec2(0, 6 * s));
+  MachineCard(ui, width);
+  ImGui::Dummy(ImVec2(0, 8 * s));
+  SpeedTable(ui);
+  ImGui::EndGroup();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Dashboard
+
+namespace {
+
+void SpeedPlot(UiState& ui, float width, float height, double token_ceiling, double gbps_ceiling) {
+  AppState& app = *ui.app;
+  const float s = ui.scale;
+  const ImVec2 p = ImGui::GetCursorScreenPos();
+  ImDrawList* draw = ImGui::GetWindowDrawList();
+  draw->AddRectFilled(p, ImVec2(p.x + width, p.y + height), IM_COL32(17, 19, 24, 255), 6 * s);
+  for (int i = 1; i < 4; ++i) {  // 25 / 50 / 75 % of the machine's limit
+    const float y = p.y + height * i / 4.0f;
+    draw->AddLine(ImVec2(p.x + 4 * s, y), ImVec2(p.x + width - 4 * s, y), IM_COL32(255, 255, 255, 14));
+  }
+  const double span = AppState::kHistorySeconds;
+  auto x_of = [&](double t) { return p.x + width * static_cast<float>(1.0 - (ui.now - t) / span); };
+  auto plot = [&](auto value_of, double ceiling, ImU32 color) {
+    if (ceiling <= 0 || app.speed_history.size() < 2) return;
+    std::vector<ImVec2> points;
+    for (const SpeedSample& sample : app.speed_history) {
+      if (ui.now - sample.time > span) continue;
+      const float v = static_cast<float>(std::min(1.0, value_of(sample) / ceiling));
+      points.push_back(ImVec2(x_of(sample.time), p.y + height - 3 * s - (height - 6 * s) * v));
+    }
+    if (points.size() >= 2) draw->AddPolyline(points.data(), static_cast<int>(points.size()), color, 0, 2.0f * s);
+  };
+  plot([](const SpeedSample& x) { return static_cast<double>(x.tokens_per_second); }, token_ceiling, colors::kTokensLine);
+  plot([](const SpeedSample& x) { return static_cast<double>(x.gbps); }, gbps_ceiling, colors::kBandwidthLine);
+  ImGui::PushFont(ui.fonts.small);
+  draw->AddText(ImVec2(p.x + 6 * s, p.y + 3 * s), colors::kDim, "last minute, % of the machine's limit");
+  ImGui::PopFont();
+  ImGui::Dummy(ImVec2(width, height));
+}
+
+}  // namespace
+
+void DrawDashboard(UiState& ui) {
+  AppState& app = *ui.app;
+  const float s = ui.scale;
+  const float width = ImGui::GetContentRegionAvail().x;
+  ImGui::PushFont(ui.fonts.heading);
+  ImGui::TextUnformatted("Live");
+  ImGui::PopFont();
+  ImGui::SameLine();
+  const char* state = app.activity == EngineActivity::Generating ? "generating"
+                      : app.activity == EngineActivity::Loading  ? "loading"
+                      : app.activity == EngineActivity::Converting ? "converting"
+                                                                   : "idle";
+  ImGui::SetCursorPosY(ImGui::GetCursorPosY() + 6 * s);
+  ImGui::TextDisabled("%s", state);
+
+  const GenerationStats& st = app.generation.active ? app.generation.stats : app.last_stats;
+  const double bandwidth = ui.machine.best_gbps;
+  const double token_ceiling = app.model.present
+                                   ? predicted_tokens_per_second(app.model.weight_bytes_per_token, bandwidth)
+                                   : 0;
+  ImGui::PushFont(ui.fonts.big);
+  ImGui::Text("%.1f", st.generate_tokens_per_second);
+  ImGui::PopFont();
+  ImGui::SameLine();
+  ImGui::SetCursorPosY(ImGui::GetCursorPosY() + 12 * s);
+  ImGui::TextDisabled("tokens/s");
+  Gauge("Generation", st.generate_tokens_per_second, token_ceiling, "tok/s", colors::kTokensLine, width);
+  Gauge("Memory bandwidth", st.achieved_gbps, bandwidth, "GB/s", colors::kBandwidthLine, width);
+  if (token_ceiling > 0 && st.generate_tokens_per_second > 0) {
+    ImGui::PushFont(ui.fonts.small);
+    ImGui::TextDisabled("%.0f%% of what this machine's memory allows",
+                        100.0 * std::min(1.0, st.achieved_gbps / std::max(bandwidth, 1e-9)));
+    ImGui::PopFont();
+  }
+  ImGui::Dummy(ImVec2(0, 4 * s));
+  SpeedPlot(ui, width, 90 * s, token_ceiling, bandwidth);
+
+  // Live figures.
+  if (ImGui::GetTime() - ui.rss_time > 0.5) {
+    ui.rss_time = ImGui::GetTime();
+    ui.rss_bytes = current_resident_bytes();
+  }
+  float frame_avg = 0, frame_max = 0;
+  for (float ms : ui.frame_ms) {
+    frame_avg += ms;
+    frame_max = std::max(frame_max, ms);
+  }
+  if (!ui.frame_ms.empty()) frame_avg /= static_cast<float>(ui.frame_ms.size());
+  if (ImGui::BeginTable("##live", 2, ImGuiTableFlags_SizingStretchProp)) {
+    auto row = [](const char* key, const char* fmt, auto... values) {
+      ImGui::TableNextRow();
+      ImGui::TableNextColumn();
+      ImGui::TextDisabled("%s", key);
+      ImGui::TableNextColumn();
+      ImGui::Text(fmt, values...);
+    };
+    row("Prompt speed", "%.0f tok/s", st.prompt_tokens_per_second);
+    row("First token", "%.2f s", st.time_to_first_token);
+    row("Generated", "%d tokens", st.n_generated);
+    row("Context", "%d / %d", st.n_context, app.model.context_length);
+    row("Memory (RSS)", "%s", format_bytes(ui.rss_bytes).c_str());
+    row("Threads", "%d", st.threads);
+    row("UI frame", "%.1f ms avg · %.1f max", frame_avg, frame_max);
+    ImGui::EndTable();
+  }
+  if (app.generation.active && app.generation.prefilling && app.generation.prefill_total > 0) {
+    ImGui::ProgressBar(static_cast<float>(app.generation.prefill_done) / app.generation.prefill_total,
+                       ImVec2(width, 0), "reading the prompt");
+  }
+
+  ImGui::Dummy(ImVec2(0, 6 * s));
+  ImGui::Separator();
+  ImGui::PushFont(ui.fonts.bold);
+  ImGui::TextUnformatted("Model");
+  ImGui::PopFont();
+  if (!app.model.present) {
+    HelpText("None loaded.");
+    return;
+  }
+  if (ImGui::BeginTable("##model", 2, ImGuiTableFlags_SizingStretchProp)) {
+    auto row = [](const char* key, const std::string& value) {
+      ImGui::TableNextRow();
+      ImGui::TableNextColumn();
+      ImGui::TextDisabled("%s", key);
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(value.c_str());
+    };
+    row("Name", app.model.name);
+    row("Architecture", app.model.architecture);
+    row("Parameters", format_count(app.model.n_params));
+    row("Weights", app.model.weight_type + " · " + format_bytes(app.model.file_bytes));
+    row("Per token", format_bytes(app.model.weight_bytes_per_token) + " read");
+    row("KV cache", format_bytes(app.model.kv_cache_bytes));
+    row("Layers · width", std::to_string(app.model.n_layers) + " · " + std::to_string(app.model.dim));
+    row("Chat template", app.model.chat_template);
+    char load[32];
+    std::snprintf(load, sizeof load, "%.2f s", app.model.load_seconds);
+    row("Loaded in", load);
+    ImGui::EndTable();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Notices: toasts in the lower right of the chat area.
+
+void DrawNotices(UiState& ui, ImVec2 area_min, ImVec2 area_max) {
+  AppState& app = *ui.app;
+  const float s = ui.scale;
+  constexpr double kInfoSeconds = 5.0, kErrorSeconds = 15.0;
+  auto expired = [&](const Notice& n) {
+    const double life = n.level == Notice::Level::Info ? kInfoSeconds : kErrorSeconds;
+    return n.time > 0 && ui.now - n.time > life;
+  };
+  app.notices.erase(std::remove_if(app.notices.begin(), app.notices.end(), expired), app.notices.end());
+  // Notices posted without a clock (at startup) get one now.
+  for (Notice& n : app.notices)
+    if (n.time == 0) n.time = ui.now;
+  float y = area_max.y - 110 * s;
+  const float width = std::min(440 * s, area_max.x - area_min.x - 40 * s);
+  int index = 0;
+  for (auto it = app.notices.rbegin(); it != app.notices.rend() && index < 4; ++it, ++index) {
+    const ImU32 edge = it->level == Notice::Level::Error     ? colors::kBad
+                       : it->level == Notice::Level::Warning ? colors::kWarn
+                                                             : colors::kGood;
+    ImGui::SetNextWindowPos(ImVec2(area_max.x - width - 20 * s, y), ImGuiCond_Always, ImVec2(0, 1));
+    ImGui::SetNextWindowSize(ImVec2(width, 0));
+    ImGui::SetNextWindowBgAlpha(0.97f);
+    char name[32];
+    std::snprintf(name, sizeof name, "##notice%d", index);
+    ImGui::PushStyleColor(ImGuiCol_WindowBg, ToVec4(IM_COL32(36, 39, 52, 255)));
+    ImGui::Begin(name, nullptr, ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove |
+                                    ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_NoFocusOnAppearing |
+                                    ImGuiWindowFlags_AlwaysAutoResize | ImGuiWindowFlags_NoNav);
+    const ImVec2 wp = ImGui::GetWindowPos(), ws = ImGui::GetWindowSize();
+    ImGui::GetWindowDrawList()->AddRectFilled(wp, ImVec2(wp.x + 4 * s, wp.y + ws.y), edge, 8 * s,
+                                              ImDrawFlags_RoundCornersLeft);
+    ImGui::PushTextWrapPos(width - 16 * s);
+    ImGui::TextUnformatted(it->text.c_str());
+    ImGui::PopTextWrapPos();
+    if (ImGui::IsWindowHovered() && ImGui::IsMouseClicked(0)) it->time = 1e-9;  // dismiss
+    y -= ws.y + 8 * s;
+    ImGui::End();
+    ImGui::PopStyleColor();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Dialogs
+
+namespace {
+
+std::string unique_model_path(const UiState& ui, const std::string& source, WeightType type) {
+  const std::string name = converted_model_file_name(source, weight_type_name(type));
+  fs::path path = to_path(ui.models_dir) / to_path(name);
+  std::error_code ec;
+  for (int n = 2; fs::exists(path, ec) && n < 1000; ++n) {
+    std::string stem = from_path(to_path(name).stem()) + "-" + std::to_string(n) + ".mgn";
+    path = to_path(ui.models_dir) / to_path(stem);
+  }
+  return from_path(path);
+}
+
+void DropDialogContent(UiState& ui) {
+  AppState& app = *ui.app;
+  DropDialog& d = ui.drop;
+  const float s = ui.scale;
+  ImGui::TextDisabled("%s", d.source.c_str());
+  ImGui::Dummy(ImVec2(0, 2 * s));
+
+  if (d.inspecting) {
+    if (d.inspection.valid() &&
+        d.inspection.wait_for(std::chrono::seconds(0)) == std::future_status::ready) {
+      d.result = d.inspection.get();
+      d.inspecting = false;
+    } else {
+      ImGui::Text("Reading the folder%.*s", 1 + static_cast<int>(ui.now * 3) % 3, "...");
+      return;
+    }
+  }
+
+  if (app.convert_job.active && app.convert_job.path == d.source) {
+    const JobProgress& job = app.convert_job;
+    const double elapsed = std::max(1e-3, ui.now - job.started);
+    const float fraction = job.total ? static_cast<float>(job.done) / job.total : 0.0f;
+    ImGui::Text("Converting to %s", DisplayName(job.out_path).c_str());
+    char overlay[96];
+    std::snprintf(overlay, sizeof overlay, "%.0f%%  ·  %s of %s  ·  %.0f MB/s", fraction * 100,
+                  format_bytes(job.done).c_str(), format_bytes(job.total).c_str(), job.done / elapsed / 1e6);
+    ImGui::ProgressBar(fraction, ImVec2(520 * s, 0), overlay);
+    ImGui::PushFont(ui.fonts.small);
+    ImGui::TextDisabled("%s", job.stage.c_str());
+    ImGui::PopFont();
+    if (ImGui::Button("Cancel")) app.cancel_job();
+    return;
+  }
+  if (app.load_job.active) {
+    const JobProgress& job = app.load_job;
+    ImGui::Text("Loading %s", DisplayName(job.path).c_str());
+    ImGui::ProgressBar(job.total ? static_cast<float>(job.done) / job.total : 0.0f, ImVec2(520 * s, 0));
+    return;
+  }
+  if (!d.out_path.empty() && !app.busy() && app.model.present && app.model.path == d.out_path) {
+    ImGui::CloseCurrentPopup();
+    d.open = false;
+    return;
+  }
+
+  if (!d.result.ok) {
+    ImGui::PushStyleColor(ImGuiCol_Text, ToVec4(colors::kBad));
+    ImGui::PushTextWrapPos(520 * s);
+    ImGui::TextWrapped("This cannot be converted: %s", d.result.error.c_str());
+    ImGui::PopTextWrapPos();
+    ImGui::PopStyleColor();
+    if (ImGui::Button("Close") || ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape))) {
+      ImGui::CloseCurrentPopup();
+      d.open = false;
+    }
+    return;
+  }
+
+  const SourceSummary& sum = d.result.summary;
+  if (ImGui::BeginTable("##summary", 2, ImGuiTableFlags_SizingFixedFit)) {
+    auto row = [](const char* key, const std::string& value) {
+      ImGui::TableNextRow();
+      ImGui::TableNextColumn();
+      ImGui::TextDisabled("%s", key);
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(value.c_str());
+    };
+    row("What", sum.architecture + "  (" + sum.kind + ")");
+    row("Parameters", format_count(sum.n_params) + "  ·  " + std::to_string(sum.n_layers) + " layers, width " +
+                          std::to_string(sum.dim));
+    row("Vocabulary", std::to_string(sum.vocab_size) + " tokens");
+    row("Context", std::to_string(sum.max_context) + " tokens");
+    row("On disk", format_bytes(sum.source_bytes));
+    ImGui::EndTable();
+  }
+  ImGui::Dummy(ImVec2(0, 4 * s));
+  ImGui::PushFont(ui.fonts.bold);
+  ImGui::TextUnformatted("Convert to");
+  ImGui::PopFont();
+  const int context = ui.app->settings.context_length > 0 ? std::min(ui.app->settings.context_length, sum.max_context)
+                                                          : sum.max_context;
+  if (ImGui::BeginTable("##types", 5, ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerH |
+                                          ImGuiTableFlags_SizingFixedFit)) {
+    ImGui::TableSetupColumn("Type");
+    ImGui::TableSetupColumn("File");
+    ImGui::TableSetupColumn("RAM needed");
+    ImGui::TableSetupColumn("Expected speed");
+    ImGui::TableSetupColumn("");
+    ImGui::TableHeadersRow();
+    for (int i = 0; i < static_cast<int>(std::size(kWeightTypes)); ++i) {
+      const WeightTypeChoice& choice = kWeightTypes[i];
+      const uint64_t bytes = predicted_model_file_bytes(sum, choice.type);
+      ImGui::TableNextRow();
+      ImGui::TableNextColumn();
+      if (ImGui::RadioButton(choice.label, d.weight_type == i)) d.weight_type = i;
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(format_bytes(bytes).c_str());
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(format_bytes(predicted_ram_bytes(bytes, sum.n_layers, sum.dim, context)).c_str());
+      ImGui::TableNextColumn();
+      if (ui.machine.ready) ImGui::Text("%.1f tok/s", predicted_tokens_per_second(bytes, ui.machine.best_gbps));
+      else ImGui::TextDisabled("measuring…");
+      ImGui::TableNextColumn();
+      ImGui::TextDisabled("%s", choice.note);
+    }
+    ImGui::EndTable();
+  }
+  const WeightType type = kWeightTypes[d.weight_type].type;
+  const std::string out = unique_model_path(ui, d.source, type);
+  ImGui::PushFont(ui.fonts.small);
+  ImGui::TextDisabled("Writes %s", out.c_str());
+  ImGui::TextDisabled("RAM counts the model file and a full-context KV cache (upper bound).");
+  ImGui::PopFont();
+  ImGui::Dummy(ImVec2(0, 4 * s));
+  ImGui::BeginDisabled(app.busy());
+  const bool enter = ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Enter)) ||
+                     ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_KeyPadEnter));
+  if (AccentButton("Convert and load  (Enter)") || (enter && !app.busy())) {
+    d.out_path = out;
+    app.request_convert(d.source, out, type, ui.now);
+  }
+  ImGui::EndDisabled();
+  ImGui::SameLine();
+  if (ImGui::Button("Not now") || ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape))) {
+    ImGui::CloseCurrentPopup();
+    d.open = false;
+  }
+  if (app.busy()) {
+    ImGui::SameLine();
+    ImGui::TextDisabled("(the engine is busy; wait or stop it)");
+  }
+}
+
+void LibraryContent(UiState& ui) {
+  AppState& app = *ui.app;
+  const float s = ui.scale;
+  // Known models plus everything in the models folder.
+  std::vector<std::string> paths = app.known_models;
+  std::error_code ec;
+  for (fs::directory_iterator it(to_path(ui.models_dir), ec), end; !ec && it != end; it.increment(ec))
+    if (it->path().extension() == ".mgn") {
+      const std::string p = from_path(it->path());
+      if (std::find(paths.begin(), paths.end(), p) == paths.end()) paths.push_back(p);
+    }
+  HelpText(("Models you converted live in " + ui.models_dir).c_str());
+  if (ImGui::BeginTable("##library", 4, ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerH |
+                                            ImGuiTableFlags_SizingStretchProp | ImGuiTableFlags_ScrollY,
+                        ImVec2(640 * s, 260 * s))) {
+    ImGui::TableSetupColumn("Model", ImGuiTableColumnFlags_WidthStretch);
+    ImGui::TableSetupColumn("Size", ImGuiTableColumnFlags_WidthFixed, 90 * s);
+    ImGui::TableSetupColumn("", ImGuiTableColumnFlags_WidthFixed, 80 * s);
+    ImGui::TableSetupColumn("", ImGuiTableColumnFlags_WidthFixed, 70 * s);
+    ImGui::TableHeadersRow();
+    for (const std::string& path : paths) {
+      const bool exists = fs::is_regular_file(to_path(path), ec);
+      ImGui::PushID(path.c_str());
+      ImGui::TableNextRow();
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(DisplayName(path).c_str());
+      if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", path.c_str());
+      ImGui::TableNextColumn();
+      ImGui::TextDisabled("%s", exists ? format_bytes(fs::file_size(to_path(path), ec)).c_str() : "missing");
+      ImGui::TableNextColumn();
+      const bool loaded = app.model.present && app.model.path == path;
+      if (loaded) ImGui::TextColored(ToVec4(colors::kGood), "loaded");
+      ImGui::TableNextColumn();
+      ImGui::BeginDisabled(!exists || loaded || app.busy());
+      if (ImGui::SmallButton("Load")) app.request_load(path);
+      ImGui::EndDisabled();
+      ImGui::PopID();
+    }
+    ImGui::EndTable();
+  }
+  if (AccentButton("Open file or folder…")) OpenFileDialog(ui, ui.models_dir);
+  ImGui::SameLine();
+  ImGui::BeginDisabled(!app.model.present || app.busy());
+  if (ImGui::Button("Unload")) app.request_unload();
+  ImGui::EndDisabled();
+  ImGui::SameLine();
+  if (ImGui::Button("Close") || ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape))) ImGui::CloseCurrentPopup();
+}
+
+void RefreshFileDialog(FileDialog& f) {
+  f.entries.clear();
+  f.error.clear();
+  std::error_code ec;
+  fs::directory_iterator it(to_path(f.directory), ec);
+  if (ec) {
+    f.error = "Cannot open " + f.directory + ": " + ec.message();
+    return;
+  }
+  for (fs::directory_iterator end; it != end; it.increment(ec)) {
+    if (ec) break;
+    FileDialog::Entry e;
+    e.name = from_path(it->path().filename());
+    if (e.name.empty() || e.name[0] == '.') continue;
+    e.directory = it->is_directory(ec);
+    if (e.directory) {
+      e.hf_folder = fs::is_regular_file(it->path() / "config.json", ec);
+    } else {
+      const std::string ext = from_path(it->path().extension());
+      e.model = ext == ".mgn";
+      if (!e.model && ext != ".bin") continue;  // only what can be opened
+      e.bytes = it->file_size(ec);
+    }
+    f.entries.push_back(std::move(e));
+  }
+  std::sort(f.entries.begin(), f.entries.end(), [](const FileDialog::Entry& a, const FileDialog::Entry& b) {
+    if (a.directory != b.directory) return a.directory;
+    return a.name < b.name;
+  });
+}
+
+void FileDialogContent(UiState& ui) {
+  FileDialog& f = ui.file_dialog;
+  const float s = ui.scale;
+  if (ImGui::Button("Up")) {
+    f.directory = from_path(to_path(f.directory).parent_path());
+    f.path_text = f.directory;
+    RefreshFileDialog(f);
+  }
+  ImGui::SameLine();
+  ImGui::SetNextItemWidth(560 * s);
+  if (ImGui::InputText("##path", &f.path_text, ImGuiInputTextFlags_EnterReturnsTrue)) {
+    std::error_code ec;
+    if (fs::is_directory(to_path(f.path_text), ec) &&
+        !fs::is_regular_file(to_path(f.path_text) / "config.json", ec)) {
+      f.directory = f.path_text;
+      RefreshFileDialog(f);
+    } else {
+      HandleDroppedPath(ui, f.path_text);
+      ImGui::CloseCurrentPopup();
+      f.open = false;
+      return;
+    }
+  }
+  if (!f.error.empty()) ImGui::TextColored(ToVec4(colors::kBad), "%s", f.error.c_str());
+  ImGui::BeginChild("##entries", ImVec2(640 * s, 300 * s), true);
+  std::string open_path, navigate_to;
+  for (const FileDialog::Entry& e : f.entries) {
+    std::string label = (e.directory ? (e.hf_folder ? "[model folder]  " : "[folder]  ") : "") + e.name;
+    if (ImGui::Selectable(label.c_str(), false, ImGuiSelectableFlags_AllowDoubleClick)) {
+      const std::string full = from_path(to_path(f.directory) / to_path(e.name));
+      if (e.directory && !e.hf_folder) {
+        navigate_to = full;
+      } else {
+        f.path_text = full;
+        if (ImGui::IsMouseDoubleClicked(0)) open_path = full;
+      }
+    }
+    if (!e.directory) {
+      ImGui::SameLine(520 * s);
+      ImGui::TextDisabled("%s", format_bytes(e.bytes).c_str());
+    }
+  }
+  ImGui::EndChild();
+  if (!navigate_to.empty()) {
+    f.directory = navigate_to;
+    f.path_text = navigate_to;
+    RefreshFileDialog(f);
+  }
+  HelpText("Choose a .mgn model file, or a Hugging Face model folder to convert.");
+  if (AccentButton("Open")) open_path = f.path_text;
+  ImGui::SameLine();
+  if (ImGui::Button("Cancel") || ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape))) {
+    ImGui::CloseCurrentPopup();
+    f.open = false;
+  }
+  if (!open_path.empty()) {
+    ImGui::CloseCurrentPopup();
+    f.open = false;
+    HandleDroppedPath(ui, open_path);
+  }
+}
+
+void SamplingEditor(SamplingSettings& sm, float s, bool* changed) {
+  ImGui::PushItemWidth(220 * s);
+  *changed |= ImGui::SliderFloat("Temperature", &sm.temperature, 0.0f, 2.0f, "%.2f");
+  ImGui::SameLine();
+  ImGui::TextDisabled("0 = always the likeliest token");
+  *changed |= ImGui::SliderInt("Top-k", &sm.top_k, 0, 200);
+  *changed |= ImGui::SliderFloat("Top-p", &sm.top_p, 0.0f, 1.0f, "%.2f");
+  *changed |= ImGui::SliderFloat("Min-p", &sm.min_p, 0.0f, 0.5f, "%.3f");
+  *changed |= ImGui::SliderFloat("Repeat penalty", &sm.repeat_penalty, 1.0f, 2.0f, "%.2f");
+  *changed |= ImGui::SliderInt("Max answer tokens", &sm.max_tokens, 16, 8192);
+  ImGui::PopItemWidth();
+}
+
+void SettingsContent(UiState& ui) {
+  AppState& app = *ui.app;
+  const float s = ui.scale;
+  bool changed = false;
+  ImGui::PushFont(ui.fonts.bold);
+  ImGui::TextUnformatted("Engine");
+  ImGui::PopFont();
+  const int cores = std::max(1, ui.machine.ready ? ui.machine.cpu.logical_cores : cpu_info().logical_cores);
+  ImGui::SetNextItemWidth(220 * s);
+  changed |= ImGui::SliderInt("Threads", &app.settings.threads, 0, cores, app.settings.threads == 0 ? "automatic" : "%d");
+  ImGui::SetNextItemWidth(220 * s);
+  changed |= ImGui::InputInt("Context length", &app.settings.context_length, 256, 1024);
+  app.settings.context_length = std::max(0, app.settings.context_length);
+  ImGui::SameLine();
+  ImGui::TextDisabled(app.settings.context_length == 0 ? "(the model's maximum)" : "tokens");
+  HelpText("Thread and context changes apply when a model is loaded.");
+  if (app.model.present) {
+    ImGui::BeginDisabled(app.busy());
+    if (ImGui::Button("Reload the model now")) app.request_load(app.model.path);
+    ImGui::EndDisabled();
+  }
+  ImGui::Dummy(ImVec2(0, 4 * s));
+  ImGui::PushFont(ui.fonts.bold);
+  ImGui::TextUnformatted("Defaults for new chats");
+  ImGui::PopFont();
+  SamplingEditor(app.settings.sampling, s, &changed);
+  ImGui::TextUnformatted("System prompt");
+  changed |= ImGui::InputTextMultiline("##system", &app.settings.system_prompt, ImVec2(520 * s, 70 * s));
+  ImGui::Dummy(ImVec2(0, 4 * s));
+  ImGui::PushFont(ui.fonts.small);
+  ImGui::TextDisabled("Chats are saved in %s", app.store.directory().c_str());
+  ImGui::PopFont();
+  if (changed) ui.settings_dirty = true;
+  if (AccentButton("Done") || ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape))) ImGui::CloseCurrentPopup();
+}
+
+void ChatSettingsContent(UiState& ui) {
+  AppState& app = *ui.app;
+  Conversation* c = app.active();
+  const float s = ui.scale;
+  if (!c) {
+    ImGui::CloseCurrentPopup();
+    return;
+  }
+  bool changed = false;
+  ImGui::TextDisabled("Model: %s", c->model_path.empty() ? "(the loaded one)" : c->model_path.c_str());
+  ImGui::TextUnformatted("System prompt");
+  changed |= ImGui::InputTextMultiline("##system", &c->system_prompt, ImVec2(520 * s, 80 * s));
+  SamplingEditor(c->sampling, s, &changed);
+  ImGui::SetNextItemWidth(220 * s);
+  int seed = static_cast<int>(c->sampling.seed);
+  if (ImGui::InputInt("Seed", &seed)) {
+    c->sampling.seed = static_cast<uint64_t>(std::max(0, seed));
+    changed = true;
+  }
+  ImGui::SameLine();
+  ImGui::TextDisabled("0 = different every time");
+  if (changed) (void)app.store.save(c->id);
+  if (AccentButton("Done") || ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape))) ImGui::CloseCurrentPopup();
+}
+
+void OverflowContent(UiState& ui) {
+  AppState& app = *ui.app;
+  const PendingOverflow& o = *app.overflow;
+  ImGui::PushTextWrapPos(480 * ui.scale);
+  ImGui::TextWrapped("This chat no longer fits in the model's context window: the next answer needs "
+                     "about %d tokens, the window holds %d.", o.needed, o.available);
+  HelpText("Leaving out the oldest turns keeps the chat (they stay on screen and on disk) but the "
+           "model will not see them any more.");
+  ImGui::PopTextWrapPos();
+  if (AccentButton("Leave out the oldest turns")) {
+    ui.scroll_to_bottom = true;
+    app.resolve_overflow(true, ui.now);
+    ImGui::CloseCurrentPopup();
+  }
+  ImGui::SameLine();
+  if (ImGui::Button("Stop here") || ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape))) {
+    app.resolve_overflow(false, ui.now);
+    ImGui::CloseCurrentPopup();
+  }
+}
+
+void Modal(const char* name, bool* open_request, void (*content)(UiState&), UiState& ui, bool closable = true) {
+  if (*open_request) {
+    ImGui::OpenPopup(name);
+    *open_request = false;
+  }
+  const ImVec2 center = ImGui::GetMainViewport()->GetCenter();
+  ImGui::SetNextWindowPos(center, ImGuiCond_Appearing, ImVec2(0.5f, 0.5f));
+  bool keep_open = true;
+  if (ImGui::BeginPopupModal(name, closable ? &keep_open : nullptr,
+                             ImGuiWindowFlags_AlwaysAutoResize | ImGuiWindowFlags_NoSavedSettings)) {
+    content(ui);
+    ImGui::EndPopup();
+  }
+}
+
+}  // namespace
+
+void DrawDialogs(UiState& ui) {
+  AppState& app = *ui.app;
+  bool open_drop = ui.drop.just_opened;
+  ui.drop.just_opened = false;
+  if (ui.drop.open) Modal("Add a model", &open_drop, DropDialogContent, ui);
+  if (!ImGui::IsPopupOpen("Add a model") && ui.drop.open && !open_drop) ui.drop.open = false;
+  Modal("Models", &ui.open_library, LibraryContent, ui);
+  bool open_file = ui.file_dialog.just_opened;
+  ui.file_dialog.just_opened = false;
+  Modal("Open a model", &open_file, FileDialogContent, ui);
+  Modal("Settings", &ui.open_settings, SettingsContent, ui);
+  Modal("Chat settings", &ui.open_chat_settings, ChatSettingsContent, ui);
+  bool open_overflow = app.overflow.has_value() && !ImGui::IsPopupOpen("The chat is too long");
+  if (app.overflow) Modal("The chat is too long", &open_overflow, OverflowContent, ui, false);
+}
+
+void OpenFileDialog(UiState& ui, const std::string& directory) {
+  FileDialog& f = ui.file_dialog;
+  std::error_code ec;
+  f.directory = directory.empty() ? from_path(fs::current_path(ec)) : directory;
+  if (!fs::is_directory(to_path(f.directory), ec)) f.directory = from_path(fs::current_path(ec));
+  f.path_text = f.directory;
+  RefreshFileDialog(f);
+  f.open = true;
+  f.just_opened = true;
+}
+
+}  // namespace magnetar::app

@@ -1,0 +1,203 @@
+// Look and feel: the dark theme, fonts from the system (DejaVu / Segoe UI, a monospace face for
+// code, Noto CJK or the Windows CJK fonts when present), DPI scaling, and the window icon
+// (drawn here in code: a neutron star with its two beams, the same design as assets/).
+#include <GLFW/glfw3.h>
+
+#include <cmath>
+#include <filesystem>
+#include <vector>
+
+#include "ui.h"
+
+namespace magnetar::app {
+
+ImVec4 ToVec4(ImU32 color) { return ImGui::ColorConvertU32ToFloat4(color); }
+
+void ApplyTheme(float scale) {
+  ImGuiStyle& style = ImGui::GetStyle();
+  ImGui::StyleColorsDark(&style);
+  style.WindowPadding = ImVec2(14, 12);
+  style.FramePadding = ImVec2(10, 6);
+  style.ItemSpacing = ImVec2(8, 7);
+  style.ItemInnerSpacing = ImVec2(6, 5);
+  style.ScrollbarSize = 12;
+  style.GrabMinSize = 10;
+  style.WindowRounding = 8;
+  style.ChildRounding = 8;
+  style.FrameRounding = 6;
+  style.PopupRounding = 8;
+  style.ScrollbarRounding = 6;
+  style.GrabRounding = 6;
+  style.TabRounding = 6;
+  style.WindowBorderSize = 0;
+  style.ChildBorderSize = 0;
+  style.PopupBorderSize = 1;
+  style.FrameBorderSize = 0;
+  style.WindowTitleAlign = ImVec2(0.5f, 0.5f);
+
+  ImVec4* c = style.Colors;
+  auto rgb = [](int r, int g, int b, float a = 1.0f) { return ImVec4(r / 255.f, g / 255.f, b / 255.f, a); };
+  c[ImGuiCol_Text] = rgb(226, 229, 236);
+  c[ImGuiCol_TextDisabled] = rgb(125, 131, 146);
+  c[ImGuiCol_WindowBg] = rgb(22, 24, 30);
+  c[ImGuiCol_ChildBg] = rgb(22, 24, 30, 0.0f);
+  c[ImGuiCol_PopupBg] = rgb(30, 33, 42, 0.98f);
+  c[ImGuiCol_Border] = rgb(58, 62, 76);
+  c[ImGuiCol_FrameBg] = rgb(36, 39, 50);
+  c[ImGuiCol_FrameBgHovered] = rgb(46, 50, 64);
+  c[ImGuiCol_FrameBgActive] = rgb(52, 56, 74);
+  c[ImGuiCol_TitleBg] = rgb(22, 24, 30);
+  c[ImGuiCol_TitleBgActive] = rgb(30, 33, 42);
+  c[ImGuiCol_MenuBarBg] = rgb(26, 28, 36);
+  c[ImGuiCol_ScrollbarBg] = rgb(0, 0, 0, 0);
+  c[ImGuiCol_ScrollbarGrab] = rgb(60, 64, 80);
+  c[ImGuiCol_ScrollbarGrabHovered] = rgb(80, 84, 104);
+  c[ImGuiCol_ScrollbarGrabActive] = rgb(124, 108, 255);
+  c[ImGuiCol_CheckMark] = rgb(150, 138, 255);
+  c[ImGuiCol_SliderGrab] = rgb(124, 108, 255);
+  c[ImGuiCol_SliderGrabActive] = rgb(150, 138, 255);
+  c[ImGuiCol_Button] = rgb(42, 46, 60);
+  c[ImGuiCol_ButtonHovered] = rgb(56, 60, 80);
+  c[ImGuiCol_ButtonActive] = rgb(70, 74, 100);
+  c[ImGuiCol_Header] = rgb(48, 50, 72);
+  c[ImGuiCol_HeaderHovered] = rgb(44, 47, 62);
+  c[ImGuiCol_HeaderActive] = rgb(60, 58, 96);
+  c[ImGuiCol_Separator] = rgb(48, 52, 64);
+  c[ImGuiCol_ResizeGrip] = rgb(0, 0, 0, 0);
+  c[ImGuiCol_PlotLines] = rgb(124, 108, 255);
+  c[ImGuiCol_PlotHistogram] = rgb(124, 108, 255);
+  c[ImGuiCol_TextSelectedBg] = rgb(124, 108, 255, 0.35f);
+  c[ImGuiCol_ModalWindowDimBg] = rgb(8, 9, 12, 0.6f);
+  c[ImGuiCol_TableHeaderBg] = rgb(30, 33, 42);
+  c[ImGuiCol_TableBorderLight] = rgb(40, 43, 54);
+  c[ImGuiCol_TableBorderStrong] = rgb(48, 52, 64);
+  c[ImGuiCol_TableRowBgAlt] = rgb(255, 255, 255, 0.02f);
+  c[ImGuiCol_NavHighlight] = rgb(124, 108, 255);
+  style.ScaleAllSizes(scale);
+}
+
+namespace {
+
+std::string first_existing(std::initializer_list<const char*> candidates) {
+  std::error_code ec;
+  for (const char* path : candidates)
+    if (std::filesystem::is_regular_file(path, ec)) return path;
+  return {};
+}
+
+#ifdef _WIN32
+std::string windows_font(const char* name) {
+  const char* windir = std::getenv("WINDIR");
+  return std::string(windir ? windir : "C:\\Windows") + "\\Fonts\\" + name;
+}
+#endif
+
+}  // namespace
+
+Fonts LoadFonts(float scale) {
+  ImGuiIO& io = ImGui::GetIO();
+  Fonts fonts;
+#ifdef _WIN32
+  const std::string regular = first_existing({windows_font("segoeui.ttf").c_str()});
+  const std::string bold = first_existing({windows_font("segoeuib.ttf").c_str()});
+  const std::string italic = first_existing({windows_font("segoeuii.ttf").c_str()});
+  const std::string mono = first_existing({windows_font("consola.ttf").c_str(), windows_font("cour.ttf").c_str()});
+  const std::string cjk = first_existing({windows_font("YuGothM.ttc").c_str(), windows_font("msyh.ttc").c_str(),
+                                          windows_font("meiryo.ttc").c_str()});
+  fonts.family = "Segoe UI";
+#else
+  const std::string regular = first_existing({"/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf",
+                                              "/usr/share/fonts/TTF/DejaVuSans.ttf"});
+  const std::string bold = first_existing({"/usr/share/fonts/truetype/dejavu/DejaVuSans-Bold.ttf",
+                                           "/usr/share/fonts/TTF/DejaVuSans-Bold.ttf"});
+  const std::string italic = first_existing({"/usr/share/fonts/truetype/dejavu/DejaVuSans-Oblique.ttf",
+                                             "/usr/share/fonts/TTF/DejaVuSans-Oblique.ttf"});
+  const std::string mono = first_existing({"/usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf",
+                                           "/usr/share/fonts/TTF/DejaVuSansMono.ttf"});
+  const std::string cjk = first_existing({"/usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc",
+                                          "/usr/share/fonts/noto-cjk/NotoSansCJK-Regular.ttc"});
+  fonts.family = "DejaVu Sans";
+#endif
+  if (regular.empty()) {
+    // No system font: ImGui's built-in one keeps the app usable (ASCII only).
+    ImFontConfig config;
+    config.SizePixels = 13.0f * scale;
+    ImFont* f = io.Fonts->AddFontDefault(&config);
+    fonts = Fonts{f, f, f, f, f, f, f, false, "ImGui default"};
+    return fonts;
+  }
+
+  const float base = 15.5f * scale;
+  // Latin, Latin-1, general punctuation (— … •), arrows and a few symbols used in the UI.
+  static const ImWchar kTextRanges[] = {0x0020, 0x00FF, 0x0100, 0x024F, 0x0370, 0x03FF, 0x0400, 0x04FF,
+                                        0x2000, 0x206F, 0x2190, 0x21FF, 0x2200, 0x22FF, 0x2500, 0x25FF,
+                                        0x2600, 0x26FF, 0};
+  auto add = [&](const std::string& path, float size, bool merge_cjk) -> ImFont* {
+    if (path.empty()) return nullptr;
+    ImFontConfig config;
+    config.OversampleH = 2;
+    config.OversampleV = 1;
+    ImFont* font = io.Fonts->AddFontFromFileTTF(path.c_str(), size, &config, kTextRanges);
+    if (font && merge_cjk && !cjk.empty()) {
+      ImFontConfig merge;
+      merge.MergeMode = true;
+      merge.OversampleH = 1;
+      merge.OversampleV = 1;
+      merge.PixelSnapH = true;
+      // Japanese covers kana + the common kanji; simplified-Chinese common adds hanzi.
+      io.Fonts->AddFontFromFileTTF(cjk.c_str(), size, &merge, io.Fonts->GetGlyphRangesJapanese());
+      io.Fonts->AddFontFromFileTTF(cjk.c_str(), size, &merge,
+                                   io.Fonts->GetGlyphRangesChineseSimplifiedCommon());
+      fonts.cjk = true;
+    }
+    return font;
+  };
+  fonts.regular = add(regular, base, true);
+  fonts.bold = add(bold, base, false);
+  fonts.italic = add(italic, base, false);
+  fonts.mono = add(mono, base - 1.0f * scale, false);
+  fonts.heading = add(bold.empty() ? regular : bold, 22.0f * scale, false);
+  fonts.small = add(regular, 13.0f * scale, false);
+  fonts.big = add(bold.empty() ? regular : bold, 30.0f * scale, false);
+  if (!fonts.bold) fonts.bold = fonts.regular;
+  if (!fonts.italic) fonts.italic = fonts.regular;
+  if (!fonts.mono) fonts.mono = fonts.regular;
+  io.FontDefault = fonts.regular;
+  return fonts;
+}
+
+void SetWindowIcon(GLFWwindow* window) {
+  // A neutron star: a white-violet core with a soft glow and two beams, on a dark rounded tile.
+  constexpr int kSize = 64;
+  std::vector<unsigned char> pixels(kSize * kSize * 4);
+  for (int y = 0; y < kSize; ++y) {
+    for (int x = 0; x < kSize; ++x) {
+      const float fx = (x + 0.5f) / kSize * 2 - 1, fy = (y + 0.5f) / kSize * 2 - 1;
+      // Rounded square mask.
+      const float ax = std::fabs(fx), ay = std::fabs(fy), corner = 0.3f;
+      float mask = 1.0f;
+      if (ax > 1 - corner && ay > 1 - corner) {
+        const float d = std::hypot(ax - (1 - corner), ay - (1 - corner));
+        mask = std::clamp((corner - d) * kSize * 0.5f, 0.0f, 1.0f);
+      }
+      const float r = std::hypot(fx, fy);
+      // Beams along the diagonal (tilted axis), fading outwards.
+      const float along = (fx - fy) * 0.7071f, across = (fx + fy) * 0.7071f;
+      const float beam = std::exp(-across * across * 160.0f) * std::clamp(1.2f - std::fabs(along), 0.0f, 1.0f);
+      const float glow = std::exp(-r * r * 9.0f);
+      const float core = std::clamp((0.2f - r) * 40.0f, 0.0f, 1.0f);
+      float red = 22 + 110 * glow + 150 * beam + 255 * core;
+      float green = 24 + 90 * glow + 140 * beam + 255 * core;
+      float blue = 34 + 255 * glow + 255 * beam + 255 * core;
+      unsigned char* p = &pixels[(y * kSize + x) * 4];
+      p[0] = static_cast<unsigned char>(std::min(red, 255.0f));
+      p[1] = static_cast<unsigned char>(std::min(green, 255.0f));
+      p[2] = static_cast<unsigned char>(std::min(blue, 255.0f));
+      p[3] = static_cast<unsigned char>(255 * mask);
+    }
+  }
+  GLFWimage image{kSize, kSize, pixels.data()};
+  glfwSetWindowIcon(window, 1, &image);
+}
+
+}  // namespace magnetar::app
