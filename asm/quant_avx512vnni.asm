@@ -4,10 +4,9 @@
 ; where AVX2 needs vpmaddubsw + vpmaddwd, and for Q4_0 the "- 8 × sum(x)" term is the
 ; accumulator's starting value instead of a separate subtraction.
 
-%include "quant_abi_tmp.inc"
 %include "quant_common.inc"
 
-QRODATA
+RODATA
 align 32
 low_nibble:   times 32 db 0x0f
 nibble_shift: dq 0, 0, 4, 4            ; vpsrlvq counts: low lane as is, high lane >> 4
@@ -27,7 +26,7 @@ nibble_shift: dq 0, 0, 4, 4            ; vpsrlvq counts: low lane as is, high la
   vcvtdq2ps ymm%1, ymm13
 %endmacro
 
-QFUNC magnetar_matvec_q8_0_avx512vnni
+FUNCTION matvec_q8_0_avx512vnni, 5, QUANT_GPRS, 16
   mov t0, arg4
   shr t0, 5
   imul t0, t0, Q8_BLOCK                ; row bytes
@@ -93,7 +92,7 @@ QFUNC magnetar_matvec_q8_0_avx512vnni
   dec arg3
   jnz .row1
 .done:
-  QRET
+  RET
 
 ; ------------------------------------------------------------------------------------------------
 ; void magnetar_matvec_q4_0_avx512vnni(const void* w, const ActBlock* x, float* y, int64_t rows,
@@ -111,7 +110,7 @@ QFUNC magnetar_matvec_q8_0_avx512vnni
   vcvtdq2ps ymm%1, ymm5
 %endmacro
 
-QFUNC magnetar_matvec_q4_0_avx512vnni
+FUNCTION matvec_q4_0_avx512vnni, 5, QUANT_GPRS, 16
   mov t0, arg4
   shr t0, 5
   imul t0, t0, Q4_BLOCK                ; row bytes
@@ -183,4 +182,4 @@ QFUNC magnetar_matvec_q4_0_avx512vnni
   dec arg3
   jnz .row1
 .done:
-  QRET
+  RET
