@@ -12,6 +12,7 @@
 
 #include "format/model_format.h"
 #include "kernels/quant.h"
+#include "ops/quant_ops.h"
 
 // The shared checkasm trampoline (tests/kernels/checked_call.asm): seeds every callee-saved
 // register (xmm6-15 too on Win64) from `seeds`, returns a mask of those not restored.
@@ -230,6 +231,63 @@ TEST(QuantTwin, MatvecApproximatesDequantizedProduct) {
       bound += 64 * double(FLT_EPSILON) * abs_sum;
       ASSERT_NEAR(y[r], exact, bound) << type_name(dtype) << " row " << r;
     }
+  }
+}
+
+// The threaded drivers (ops/quant_ops.h) against the twin, per token, for several pool sizes:
+// row partitions and prefill row chunks must cover every row exactly once.
+TEST(QuantOps, MatvecAndMatmulMatchTwinAcrossThreads) {
+  std::mt19937 rng(51);
+  for (format::DType dtype : {format::DType::Q8_0, format::DType::Q4_0}) {
+    for (auto [rows, cols] : {std::pair<int64_t, int64_t>{67, 256}, {1003, 2048}}) {
+      const QuantMatrix m = make_matrix(dtype, rows, cols, rng);
+      const ops::Matrix w{m.data, dtype, rows, cols};
+      const int64_t n_tokens = 5;
+      std::vector<float> x(n_tokens * cols);
+      for (int64_t t = 0; t < n_tokens; ++t) {
+        const auto xt = make_activation(cols, rng);
+        std::copy(xt.begin(), xt.end(), x.begin() + t * cols);
+      }
+      std::vector<std::vector<float>> want(n_tokens, std::vector<float>(rows));
+      std::vector<std::vector<double>> tol(n_tokens);
+      for (int64_t t = 0; t < n_tokens; ++t) {
+        std::vector<ActBlock> xq(cols / 32);
+        quantize_act_ref(x.data() + t * cols, xq.data(), cols);
+        (dtype == format::DType::Q8_0 ? matvec_q8_0_ref : matvec_q4_0_ref)(m.data, xq.data(), want[t].data(), rows, cols);
+        tol[t] = order_tolerance(dtype, m, xq);
+      }
+      for (int threads : {1, 2, 3}) {
+        ThreadPool pool(threads);
+        std::vector<float> y(rows + kGuard, kSentinel);
+        ops::matvec_quantized(pool, w, x.data(), y.data());
+        expect_sentinels(y, rows);
+        for (int64_t r = 0; r < rows; ++r)
+          ASSERT_NEAR(y[r], want[0][r], tol[0][r]) << type_name(dtype) << " threads " << threads << " row " << r;
+        std::vector<float> yb(n_tokens * rows + kGuard, kSentinel);
+        ops::matmul_quantized(pool, w, x.data(), n_tokens, yb.data());
+        expect_sentinels(yb, n_tokens * rows);
+        for (int64_t t = 0; t < n_tokens; ++t)
+          for (int64_t r = 0; r < rows; ++r)
+            ASSERT_NEAR(yb[t * rows + r], want[t][r], tol[t][r])
+                << type_name(dtype) << " threads " << threads << " token " << t << " row " << r;
+      }
+    }
+  }
+}
+
+TEST(QuantOps, EmbeddingRowIsTheDequantizedRow) {
+  std::mt19937 rng(61);
+  for (format::DType dtype : {format::DType::Q8_0, format::DType::Q4_0}) {
+    const QuantMatrix m = make_matrix(dtype, 9, 96, rng);
+    const ops::Matrix w{m.data, dtype, 9, 96};
+    std::vector<float> got(96), want(96);
+    ops::embedding_row_quantized(w, 7, got.data());
+    const uint8_t* row = static_cast<const uint8_t*>(m.data) + 7 * (dtype == format::DType::Q8_0 ? row_bytes_q8_0(96) : row_bytes_q4_0(96));
+    if (dtype == format::DType::Q8_0)
+      dequantize_row_q8_0(reinterpret_cast<const BlockQ8_0*>(row), want.data(), 96);
+    else
+      dequantize_row_q4_0(reinterpret_cast<const BlockQ4_0*>(row), want.data(), 96);
+    EXPECT_EQ(got, want);
   }
 }
 
