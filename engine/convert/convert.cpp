@@ -13,6 +13,7 @@
 
 #include "convert/input_file.h"
 #include "convert/gguf_import.h"
+#include "kernels/quant.h"
 #include "convert/plan.h"
 #include "format/model_writer.h"
 #include "kernels/kernels.h"
@@ -84,7 +85,11 @@ void interleaved_to_rotate_half(const float* src, float* dst, uint64_t n_heads, 
 }
 
 format::DType output_dtype(const PlannedTensor& t, format::DType weight_dtype) {
-  return t.is_norm ? format::DType::F32 : weight_dtype;
+  if (t.is_norm) return format::DType::F32;
+  const bool quantized = weight_dtype == format::DType::Q8_0 || weight_dtype == format::DType::Q4_0;
+  // Quantized rows are whole 32-blocks; other matrices stay F16 (`info` shows which).
+  if (quantized && t.cols % quant::kBlock != 0) return format::DType::F16;
+  return weight_dtype;
 }
 
 class OpenFiles {
@@ -160,7 +165,24 @@ Status run_plan(const ConversionPlan& plan, const std::string& out_path, format:
           for (uint64_t i = 0; i < n; ++i) wide[i] += t.add;  // only norms; never permuted
         const void* out = values;
         uint64_t out_bytes = n * 4;
-        if (dtype == format::DType::F16) {
+        if (dtype == format::DType::Q8_0 || dtype == format::DType::Q4_0) {
+          // GGML's reference quantizers, row by row (bit-exact with llama.cpp's output).
+          const bool q8 = dtype == format::DType::Q8_0;
+          const uint64_t qrow = uint64_t(q8 ? quant::row_bytes_q8_0(int64_t(part.cols))
+                                            : quant::row_bytes_q4_0(int64_t(part.cols)));
+          encoded.resize(rows * qrow);
+          for (uint64_t r = 0; r < rows; ++r) {
+            uint8_t* dst = encoded.data() + r * qrow;
+            if (q8)
+              quant::quantize_row_q8_0(values + r * part.cols, reinterpret_cast<quant::BlockQ8_0*>(dst),
+                                       int64_t(part.cols));
+            else
+              quant::quantize_row_q4_0(values + r * part.cols, reinterpret_cast<quant::BlockQ4_0*>(dst),
+                                       int64_t(part.cols));
+          }
+          out = encoded.data();
+          out_bytes = rows * qrow;
+        } else if (dtype == format::DType::F16) {
           encoded.resize(n * 2);
           for (uint64_t i = 0; i < n; ++i) {
             uint16_t h = kernels::f32_to_f16_scalar(values[i]);
@@ -187,11 +209,11 @@ Status weight_dtype_for(WeightType type, format::DType* out) {
   switch (type) {
     case WeightType::F32: *out = format::DType::F32; return Status::ok();
     case WeightType::F16: *out = format::DType::F16; return Status::ok();
-    case WeightType::Q8_0:
-    case WeightType::Q4_0: break;
+    case WeightType::Q8_0: *out = format::DType::Q8_0; return Status::ok();
+    case WeightType::Q4_0: *out = format::DType::Q4_0; return Status::ok();
   }
   return Status::error(std::string("weight type ") + weight_type_name(type) +
-                       " is not supported by the converter (use f16 or f32)");
+                       " is not supported by the converter (use f32, f16, q8_0 or q4_0)");
 }
 
 }  // namespace
