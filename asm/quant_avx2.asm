@@ -105,6 +105,7 @@ FUNCTION quantize_act_avx2, 3, QUANT_GPRS, 16
 
 ; Q8_DOT4 acc, tmp, row_ptr, k: as Q8_DOT, with row k's scale taken from SCALES4's ymm7
 %macro Q8_DOT4 4
+  prefetchnta [%3 + t1 + QUANT_PREFETCH]
   vmovdqu ymm%2, [%3 + t1 + 2]
   vpsignb ymm%2, ymm%2, ymm4
   vpmaddubsw ymm%2, ymm5, ymm%2
@@ -197,6 +198,7 @@ FUNCTION matvec_q8_0_avx2, 5, QUANT_GPRS, 16
 
 ; Q4_DOT4 acc, tmp, row_ptr, k: as Q4_DOT, with row k's scale taken from SCALES4's ymm7
 %macro Q4_DOT4 4
+  prefetchnta [%3 + t1 + QUANT_PREFETCH]
   vbroadcasti128 ymm%2, [%3 + t1 + 2]
   vpsrlvq ymm%2, ymm%2, ymm5
   vpand ymm%2, ymm%2, ymm14

@@ -19,6 +19,7 @@ nibble_shift: dq 0, 0, 4, 4            ; vpsrlvq counts: low lane as is, high la
 ; Q8V_INT tmp, row_ptr: ymm<tmp> = float lanes of the block's int8 dot product
 ; (ymm4 = x qs, ymm5 = |x qs|; ymm13 is the int32 accumulator).
 %macro Q8V_INT 2
+  prefetchnta [%2 + t1 + QUANT_PREFETCH]
   vmovdqu ymm%1, [%2 + t1 + 2]
   vpsignb ymm%1, ymm%1, ymm4           ; w * sign(x), so the u8 operand can be |x|
   vpxor xmm13, xmm13, xmm13
@@ -102,6 +103,7 @@ FUNCTION matvec_q8_0_avx512vnni, 5, QUANT_GPRS, 16
 ; Q4V_INT tmp, row_ptr: ymm<tmp> = float lanes of sum (q - 8) * x for the block. The int32
 ; accumulator starts at -sum(x) in each of its 8 lanes (ymm13), which totals -8 × sum(x).
 %macro Q4V_INT 2
+  prefetchnta [%2 + t1 + QUANT_PREFETCH]
   vbroadcasti128 ymm%1, [%2 + t1 + 2]
   vpsrlvq ymm%1, ymm%1, ymm14          ; high lane: the high nibbles (elements 16..31)
   vpand ymm%1, ymm%1, ymm15
