@@ -64,9 +64,11 @@ class GgufTensorPlanner {
       case gguf::TensorType::F32: dtype = SourceDType::F32; break;
       case gguf::TensorType::F16: dtype = SourceDType::F16; break;
       case gguf::TensorType::BF16: dtype = SourceDType::BF16; break;
+      case gguf::TensorType::Q8_0: dtype = SourceDType::Q8_0; break;
+      case gguf::TensorType::Q4_0: dtype = SourceDType::Q4_0; break;
       default:
         return Status::error(path_ + ": tensor " + name + " is " + gguf::tensor_type_name(t->ggml_type) +
-                             "; GGUF import reads F32, F16 and BF16 tensors");
+                             "; GGUF import reads F32, F16, BF16, Q8_0 and Q4_0 tensors");
     }
     out->file = path_;
     out->name = name;

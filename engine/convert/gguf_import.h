@@ -8,9 +8,10 @@
 //     permutes them back. Gemma's q/k are not permuted by llama.cpp (NeoX-style RoPE).
 //   - Gemma/Gemma 2 norm weights are stored with the "1 +" already folded in: taken as is.
 //   - ne = {cols, rows}: GGUF lists the innermost dimension first.
-// Not here: GGUF tensor types other than F32/F16/BF16 as conversion sources (Q8_0/Q4_0 import
-// without requantising needs the runner to copy blocks; see the quant report), BPE (gpt2)
-// vocabularies, architectures other than llama/gemma/gemma2.
+//   - Q8_0 / Q4_0 tensors converted to the same type are copied block for block (never
+//     requantised); to other types they are dequantized.
+// Not here: other GGUF tensor types (K-quants, ...), BPE (gpt2) vocabularies, architectures
+// other than llama/gemma/gemma2.
 #pragma once
 #include <string>
 

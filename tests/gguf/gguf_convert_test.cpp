@@ -16,6 +16,9 @@
 #include "common/testdata.h"
 #include "convert/gguf_reader.h"
 #include "kernels/kernels.h"
+#include "kernels/quant.h"
+#include "format/model_reader.h"
+#include <random>
 #include "magnetar/convert.h"
 #include "magnetar/engine.h"
 
@@ -37,6 +40,18 @@ struct RefModel {
     const gguf::Tensor* t = f->find_tensor(name);
     const int64_t cols = int64_t(t->ne[0]);
     Vec out(static_cast<size_t>(cols));
+    if (t->ggml_type == uint32_t(gguf::TensorType::Q8_0) || t->ggml_type == uint32_t(gguf::TensorType::Q4_0)) {
+      const bool q8 = t->ggml_type == uint32_t(gguf::TensorType::Q8_0);
+      const int64_t rb = q8 ? quant::row_bytes_q8_0(cols) : quant::row_bytes_q4_0(cols);
+      std::vector<uint8_t> blocks(t->data + r * rb, t->data + (r + 1) * rb);  // aligned copy
+      std::vector<float> values(static_cast<size_t>(cols));
+      if (q8)
+        quant::dequantize_row_q8_0(reinterpret_cast<const quant::BlockQ8_0*>(blocks.data()), values.data(), cols);
+      else
+        quant::dequantize_row_q4_0(reinterpret_cast<const quant::BlockQ4_0*>(blocks.data()), values.data(), cols);
+      for (int64_t c = 0; c < cols; ++c) out[size_t(c)] = values[size_t(c)];
+      return out;
+    }
     for (int64_t c = 0; c < cols; ++c) {
       const int64_t i = r * cols + c;
       if (t->ggml_type == uint32_t(gguf::TensorType::F16)) {
@@ -192,6 +207,193 @@ TEST(GgufConvert, TinyLlamaLogitsMatchIndependentForwardPass) {
       worst = std::max(worst, diff / std::max(1.0, std::fabs(want[p][v])));
     }
   EXPECT_LE(worst, kLogitTolerance) << "largest relative logit difference";
+  test::remove_tree(dir);
+}
+
+// ---- A GGUF with Q8_0 / Q4_0 tensors -----------------------------------------------------------
+
+class GgufWriter {
+ public:
+  GgufWriter() { bytes_ = "GGUF" + u32(3) + u64(0) + u64(0); }
+  static std::string u32(uint32_t v) { return std::string(reinterpret_cast<const char*>(&v), 4); }
+  static std::string u64(uint64_t v) { return std::string(reinterpret_cast<const char*>(&v), 8); }
+  static std::string str(std::string_view s) { return u64(s.size()) + std::string(s); }
+  void kv(const std::string& key, gguf::ValueType type, const std::string& payload) {
+    kvs_ += str(key) + u32(uint32_t(type)) + payload;
+    ++n_kv_;
+  }
+  void tensor(const std::string& name, std::vector<uint64_t> ne, gguf::TensorType type, const std::string& data) {
+    infos_ += str(name) + u32(uint32_t(ne.size()));
+    for (uint64_t d : ne) infos_ += u64(d);
+    infos_ += u32(uint32_t(type)) + u64(data_.size());
+    data_ += data;
+    while (data_.size() % 32 != 0) data_ += '\0';
+    ++n_tensors_;
+  }
+  std::string finish() const {
+    std::string out = "GGUF" + u32(3) + u64(n_tensors_) + u64(n_kv_) + kvs_ + infos_;
+    while (out.size() % 32 != 0) out += '\0';
+    return out + data_;
+  }
+
+ private:
+  std::string bytes_, kvs_, infos_, data_;
+  uint64_t n_kv_ = 0, n_tensors_ = 0;
+};
+
+// A one-layer llama (dim 32, 2 heads of 16, hidden 64) with the tiny file's vocabulary and
+// random weights; matrices in `type` except the F16 embedding, norms F32. Attention is sharp.
+std::string quantized_gguf(const gguf::File& vocab_source, gguf::TensorType type) {
+  using gguf::ValueType;
+  GgufWriter w;
+  w.kv("general.architecture", ValueType::String, GgufWriter::str("llama"));
+  for (auto [key, value] : {std::pair<const char*, uint32_t>{"llama.block_count", 1}, {"llama.embedding_length", 32},
+                            {"llama.feed_forward_length", 64}, {"llama.attention.head_count", 2},
+                            {"llama.attention.head_count_kv", 2}, {"llama.context_length", 256},
+                            {"tokenizer.ggml.bos_token_id", 1}, {"tokenizer.ggml.eos_token_id", 2},
+                            {"tokenizer.ggml.unknown_token_id", 0}})
+    w.kv(key, ValueType::U32, GgufWriter::u32(value));
+  const float eps = 1e-5f;
+  w.kv("llama.attention.layer_norm_rms_epsilon", ValueType::F32, std::string(reinterpret_cast<const char*>(&eps), 4));
+  w.kv("tokenizer.ggml.model", ValueType::String, GgufWriter::str("llama"));
+  std::vector<std::string_view> tokens;
+  std::vector<float> scores;
+  std::vector<int64_t> types;
+  EXPECT_TRUE(vocab_source.get_string_array("tokenizer.ggml.tokens", &tokens).is_ok());
+  EXPECT_TRUE(vocab_source.get_f32_array("tokenizer.ggml.scores", &scores).is_ok());
+  EXPECT_TRUE(vocab_source.get_i64_array("tokenizer.ggml.token_type", &types).is_ok());
+  std::string payload = GgufWriter::u32(uint32_t(ValueType::String)) + GgufWriter::u64(tokens.size());
+  for (auto t : tokens) payload += GgufWriter::str(t);
+  w.kv("tokenizer.ggml.tokens", ValueType::Array, payload);
+  payload = GgufWriter::u32(uint32_t(ValueType::F32)) + GgufWriter::u64(scores.size());
+  payload += std::string(reinterpret_cast<const char*>(scores.data()), scores.size() * 4);
+  w.kv("tokenizer.ggml.scores", ValueType::Array, payload);
+  payload = GgufWriter::u32(uint32_t(ValueType::I32)) + GgufWriter::u64(types.size());
+  for (int64_t t : types) payload += GgufWriter::u32(uint32_t(int32_t(t)));
+  w.kv("tokenizer.ggml.token_type", ValueType::Array, payload);
+
+  std::mt19937 rng(77);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  auto matrix = [&](const std::string& name, uint64_t rows, uint64_t cols, float scale, gguf::TensorType t) {
+    std::vector<float> v(rows * cols);
+    for (float& x : v) x = normal(rng) * scale;
+    std::string data;
+    if (t == gguf::TensorType::F16) {
+      for (float x : v) {
+        const uint16_t h = kernels::f32_to_f16_scalar(x);
+        data += std::string(reinterpret_cast<const char*>(&h), 2);
+      }
+    } else if (t == gguf::TensorType::Q8_0) {
+      std::vector<quant::BlockQ8_0> b(rows * cols / 32);
+      quant::quantize_row_q8_0(v.data(), b.data(), int64_t(rows * cols));
+      data.assign(reinterpret_cast<const char*>(b.data()), b.size() * sizeof(quant::BlockQ8_0));
+    } else {
+      std::vector<quant::BlockQ4_0> b(rows * cols / 32);
+      quant::quantize_row_q4_0(v.data(), b.data(), int64_t(rows * cols));
+      data.assign(reinterpret_cast<const char*>(b.data()), b.size() * sizeof(quant::BlockQ4_0));
+    }
+    w.tensor(name, {cols, rows}, t, data);
+  };
+  auto norm = [&](const std::string& name) {
+    std::string data;
+    for (int i = 0; i < 32; ++i) {
+      const float x = 1.0f + 0.1f * normal(rng);
+      data += std::string(reinterpret_cast<const char*>(&x), 4);
+    }
+    w.tensor(name, {32}, gguf::TensorType::F32, data);
+  };
+  matrix("token_embd.weight", tokens.size(), 32, 1.0f, gguf::TensorType::F16);
+  norm("blk.0.attn_norm.weight");
+  matrix("blk.0.attn_q.weight", 32, 32, 0.5f, type);
+  matrix("blk.0.attn_k.weight", 32, 32, 0.5f, type);
+  matrix("blk.0.attn_v.weight", 32, 32, 0.3f, type);
+  matrix("blk.0.attn_output.weight", 32, 32, 0.3f, type);
+  norm("blk.0.ffn_norm.weight");
+  matrix("blk.0.ffn_gate.weight", 64, 32, 0.3f, type);
+  matrix("blk.0.ffn_up.weight", 64, 32, 0.3f, type);
+  matrix("blk.0.ffn_down.weight", 32, 64, 0.3f, type);
+  norm("output_norm.weight");
+  matrix("output.weight", tokens.size(), 32, 0.3f, type);
+  return w.finish();
+}
+
+// Q8_0 / Q4_0 GGUF tensors: converted to F32 they are the dequantized values (logits match the
+// reference forward pass on the dequantized GGUF weights); converted to the same block type
+// they are the same blocks, with q/k rows moved whole (compared with the F32 conversion).
+TEST(GgufConvert, QuantizedTensorsDequantizeOrCopyBlockForBlock) {
+  MAGNETAR_REQUIRE_TESTDATA(kTinyLlama);
+  const std::string tiny = test::read_file(test::testdata_path(kTinyLlama));
+  gguf::File vocab;
+  ASSERT_TRUE(gguf::parse(reinterpret_cast<const uint8_t*>(tiny.data()), tiny.size(), &vocab).is_ok());
+  const std::string dir = test::make_temp_dir("gguf_quant");
+  for (gguf::TensorType type : {gguf::TensorType::Q8_0, gguf::TensorType::Q4_0}) {
+    const bool q8 = type == gguf::TensorType::Q8_0;
+    SCOPED_TRACE(q8 ? "Q8_0" : "Q4_0");
+    const std::string bytes = quantized_gguf(vocab, type);
+    const std::string source = dir + (q8 ? "/q8.gguf" : "/q4.gguf");
+    {
+      FILE* file = std::fopen(source.c_str(), "wb");
+      ASSERT_NE(file, nullptr);
+      ASSERT_EQ(std::fwrite(bytes.data(), 1, bytes.size(), file), bytes.size());
+      std::fclose(file);
+    }
+    gguf::File f;
+    ASSERT_TRUE(gguf::parse(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(), &f).is_ok());
+
+    // F32 conversion: logits against the reference on the dequantized GGUF weights.
+    ConvertOptions options;
+    options.weight_type = WeightType::F32;
+    const std::string f32_path = dir + "/f32.mgn";
+    Status s = convert_model(source, f32_path, options);
+    ASSERT_TRUE(s.is_ok()) << s.message();
+    std::unique_ptr<Model> model;
+    ASSERT_TRUE(Model::load(f32_path, LoadOptions{}, &model).is_ok());
+    std::unique_ptr<Session> session;
+    ASSERT_TRUE(Session::create(*model, &session).is_ok());
+    std::vector<int> tokens;
+    ASSERT_TRUE(model->tokenize("The quick brown fox jumps over the lazy dog", true, &tokens).is_ok());
+    std::vector<float> logits;
+    ASSERT_TRUE(session->evaluate(tokens, &logits).is_ok());
+    const RefModel ref{&f, 32, 64, 2, 2, 16, 32000, 1e-5, 10000.0};
+    const auto want = ref.logits(tokens);
+    double worst = 0;
+    for (size_t p = 0; p < tokens.size(); ++p)
+      for (size_t v = 0; v < 32000; ++v)
+        worst = std::max(worst, std::fabs(double(logits[p * 32000 + v]) - want[p][v]) / std::max(1.0, std::fabs(want[p][v])));
+    EXPECT_LE(worst, kLogitTolerance);
+
+    // Same-type conversion: every quantized matrix is the F32 conversion's values, exactly.
+    options.weight_type = q8 ? WeightType::Q8_0 : WeightType::Q4_0;
+    const std::string q_path = dir + "/q.mgn";
+    s = convert_model(source, q_path, options);
+    ASSERT_TRUE(s.is_ok()) << s.message();
+    const std::string f32_bytes = test::read_file(f32_path), q_bytes = test::read_file(q_path);
+    format::ModelFileView fv, qv;
+    ASSERT_TRUE(format::parse_model_file(reinterpret_cast<const uint8_t*>(f32_bytes.data()), f32_bytes.size(), &fv).is_ok());
+    ASSERT_TRUE(format::parse_model_file(reinterpret_cast<const uint8_t*>(q_bytes.data()), q_bytes.size(), &qv).is_ok());
+    int checked = 0;
+    for (const char* name : {"layers.0.wqkv", "layers.0.wo", "layers.0.w_gate_up", "layers.0.w_down", "output"}) {
+      const format::TensorView* a = fv.find(name);
+      const format::TensorView* b = qv.find(name);
+      ASSERT_NE(a, nullptr);
+      ASSERT_NE(b, nullptr);
+      ASSERT_EQ(b->dtype, q8 ? format::DType::Q8_0 : format::DType::Q4_0) << name;
+      const int64_t cols = int64_t(a->cols);
+      const int64_t rb = q8 ? quant::row_bytes_q8_0(cols) : quant::row_bytes_q4_0(cols);
+      std::vector<float> deq(static_cast<size_t>(cols)), f32row(static_cast<size_t>(cols));
+      for (uint64_t r = 0; r < a->rows; ++r) {
+        std::vector<uint8_t> blocks(b->data + r * rb, b->data + (r + 1) * rb);
+        if (q8)
+          quant::dequantize_row_q8_0(reinterpret_cast<const quant::BlockQ8_0*>(blocks.data()), deq.data(), cols);
+        else
+          quant::dequantize_row_q4_0(reinterpret_cast<const quant::BlockQ4_0*>(blocks.data()), deq.data(), cols);
+        std::memcpy(f32row.data(), a->data + r * uint64_t(cols) * 4, size_t(cols) * 4);
+        ASSERT_EQ(deq, f32row) << name << " row " << r;
+      }
+      ++checked;
+    }
+    EXPECT_EQ(checked, 5);
+  }
   test::remove_tree(dir);
 }
 
