@@ -313,11 +313,6 @@ TEST_F(ConvertErrorTest, TruncatedLlama2cVocabulary) {
                src + "/tok512.bin");
 }
 
-TEST_F(ConvertErrorTest, QuantizedTypesAreRejectedClearly) {
-  REQUIRE_DATA();
-  expect_error(testdata_path("stories260K-hf/f32"), {"q8_0", "not supported"}, WeightType::Q8_0);
-}
-
 TEST_F(ConvertErrorTest, OutputFolderMissing) {
   REQUIRE_DATA();
   ConvertOptions options;
