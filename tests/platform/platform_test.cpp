@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
@@ -113,7 +114,7 @@ TEST_F(PlatformFiles, EmptyFilesDirectoriesAndCancelAreErrors) {
   write_bytes(empty, {});
   const fs::path file = dir_ / "full.bin";
   write_bytes(file, pattern(9000, 3));
-  const bool cancel = true;
+  const std::atomic<bool> cancel{true};
   for (auto mode : {platform::FileBuffer::Mode::Read, platform::FileBuffer::Mode::Map}) {
     platform::FileBuffer buffer;
     EXPECT_FALSE(buffer.open(utf8(empty), mode).is_ok()) << "an empty model file is an error";
