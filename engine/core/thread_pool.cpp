@@ -1,8 +1,11 @@
 // The persistent worker pool (see thread_pool.h). One job at a time: run() publishes (job, ctx)
 // by bumping a generation counter; workers spin on it for a short while after each job (wake-up
-// in well under a microsecond while a model generates), then sleep in std::atomic::wait (a futex
-// on Linux, WaitOnAddress on Windows) so an idle engine uses no CPU. run() allocates nothing.
+// in well under a microsecond while a model generates), then sleep in platform::wait_while_equal
+// (a futex on Linux, WaitOnAddress on Windows) so an idle engine uses no CPU. run() allocates
+// nothing.
 #include "core/thread_pool.h"
+
+#include "core/platform.h"
 
 #include <atomic>
 #include <cassert>
@@ -59,7 +62,7 @@ struct ThreadPool::Impl {
 
   alignas(64) std::atomic<uint32_t> generation{0};
   alignas(64) std::atomic<int> sleeping_workers{0};
-  alignas(64) std::atomic<int> pending{0};  // workers still running the current job
+  alignas(64) std::atomic<uint32_t> pending{0};  // workers still running the current job
   std::atomic<bool> caller_sleeping{false};
 
   void worker_loop(int index) {
@@ -68,7 +71,7 @@ struct ThreadPool::Impl {
       uint32_t g = spin_while_equal(generation, seen, worker_spin);
       while (g == seen) {
         sleeping_workers.fetch_add(1, std::memory_order_seq_cst);
-        generation.wait(seen, std::memory_order_seq_cst);
+        platform::wait_while_equal(generation, seen);
         sleeping_workers.fetch_sub(1, std::memory_order_relaxed);
         g = generation.load(std::memory_order_acquire);
       }
@@ -77,17 +80,17 @@ struct ThreadPool::Impl {
       job(ctx, index, n_threads);
       if (pending.fetch_sub(1, std::memory_order_acq_rel) == 1 &&
           caller_sleeping.load(std::memory_order_seq_cst))
-        pending.notify_one();
+        platform::wake_one(pending);
     }
   }
 
   void publish_and_wake() {
     generation.fetch_add(1, std::memory_order_seq_cst);
-    if (sleeping_workers.load(std::memory_order_seq_cst) > 0) generation.notify_all();
+    if (sleeping_workers.load(std::memory_order_seq_cst) > 0) platform::wake_all(generation);
   }
 
   void wait_for_workers() {
-    int left = pending.load(std::memory_order_acquire);
+    uint32_t left = pending.load(std::memory_order_acquire);
     const Clock::time_point deadline = Clock::now() + caller_spin;
     for (uint32_t i = 1; left != 0; ++i) {
       MAGNETAR_CPU_RELAX();
@@ -97,7 +100,7 @@ struct ThreadPool::Impl {
     while (left != 0) {  // a long straggler: sleep until the last worker notifies
       caller_sleeping.store(true, std::memory_order_seq_cst);
       left = pending.load(std::memory_order_seq_cst);
-      if (left != 0) pending.wait(left, std::memory_order_seq_cst);
+      if (left != 0) platform::wait_while_equal(pending, left);
       left = pending.load(std::memory_order_acquire);
     }
     caller_sleeping.store(false, std::memory_order_relaxed);
@@ -133,7 +136,7 @@ void ThreadPool::run(Job job, void* ctx) {
   }
   p.job = job;
   p.ctx = ctx;
-  p.pending.store(p.n_threads - 1, std::memory_order_relaxed);
+  p.pending.store(static_cast<uint32_t>(p.n_threads - 1), std::memory_order_relaxed);
   p.publish_and_wake();
   job(ctx, 0, p.n_threads);
   p.wait_for_workers();
