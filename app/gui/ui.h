@@ -117,6 +117,8 @@ struct WeightTypeChoice {
 inline constexpr WeightTypeChoice kWeightTypes[] = {
     {WeightType::F32, "F32", "exact, twice the size"},
     {WeightType::F16, "F16", "recommended: same answers, half the size"},
+    {WeightType::Q8_0, "Q8_0", "8-bit: about half of F16, nearly the same answers"},
+    {WeightType::Q4_0, "Q4_0", "4-bit: about a quarter of F16, noticeably rougher"},
 };
 
 // ui_theme.cpp
