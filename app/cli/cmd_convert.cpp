@@ -1,4 +1,4 @@
-// `magnetar-cli convert SRC OUT [--dtype f16|f32] [--tokenizer PATH]`: a Hugging Face folder or a
+// `magnetar-cli convert SRC OUT [--dtype f32|f16|q8_0|q4_0] ...`: a Hugging Face folder or a
 // llama2.c checkpoint to a Magnetar model file. Shows a progress bar on a terminal and plain
 // progress lines otherwise; Ctrl-C cancels cleanly (nothing is left behind).
 #include <atomic>
@@ -13,11 +13,13 @@ namespace magnetar::cli {
 namespace {
 
 const char kUsage[] =
-    "magnetar-cli convert SRC OUT [--dtype f16|f32] [--tokenizer PATH]\n"
+    "magnetar-cli convert SRC OUT [--dtype f32|f16|q8_0|q4_0] [--tokenizer PATH]\n"
     "  SRC   a Hugging Face model folder (config.json, *.safetensors, tokenizer.model) or a\n"
     "        llama2.c checkpoint (.bin)\n"
     "  OUT   the Magnetar model file to write (replaced atomically when done)\n"
-    "  --dtype f16|f32    type of the weight matrices (default f16; norms stay f32)\n"
+    "  --dtype TYPE       type of the weight matrices: f32, f16 (default), q8_0 or q4_0; norms\n"
+    "                     stay f32, and with q8_0/q4_0 matrices whose rows are not whole\n"
+    "                     32-blocks stay f16 (`info --tensors` lists them)\n"
     "  --tokenizer PATH   llama2.c only: tokenizer.model or tok*.bin (default: found beside SRC)";
 
 std::string megabytes(uint64_t bytes) {
@@ -43,9 +45,8 @@ int run_convert(const std::vector<std::string>& raw_args) {
 
   ConvertOptions options;
   const std::string dtype = args.get({"--dtype"}, "f16");
-  if (!parse_weight_type(dtype, &options.weight_type) ||
-      (options.weight_type != WeightType::F16 && options.weight_type != WeightType::F32))
-    return usage_error(kCommand, "--dtype must be f16 or f32, not '" + dtype + "'");
+  if (!parse_weight_type(dtype, &options.weight_type))
+    return usage_error(kCommand, "--dtype must be f32, f16, q8_0 or q4_0, not '" + dtype + "'");
   options.tokenizer_path = args.get({"--tokenizer"});
 
   const bool terminal = stdout_is_terminal();

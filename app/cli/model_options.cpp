@@ -13,8 +13,8 @@ const std::vector<std::string> kSamplerValueOptions = {"--temp", "--top-k", "--t
                                                        "--repeat-penalty", "--seed"};
 
 bool load_model_from_args(const Command& command, const Args& args, std::unique_ptr<Model>* model,
-                          int* exit_code) {
-  const std::string path = args.get({"-m", "--model"});
+                          int* exit_code, const std::string& path_override) {
+  const std::string path = path_override.empty() ? args.get({"-m", "--model"}) : path_override;
   if (path.empty()) {
     *exit_code = usage_error(command, "a model is required (-m MODEL)");
     return false;

@@ -14,9 +14,10 @@ namespace magnetar::cli {
 extern const std::vector<std::string> kModelValueOptions;
 extern const std::vector<std::string> kSamplerValueOptions;
 
-// Loads -m MODEL with --threads/--ctx/--load; prints the error and returns false on failure.
+// Loads -m MODEL (or `path` when not empty) with --threads/--ctx/--load; prints the error and
+// returns false on failure.
 bool load_model_from_args(const Command& command, const Args& args, std::unique_ptr<Model>* model,
-                          int* exit_code);
+                          int* exit_code, const std::string& path = "");
 // Fills sampler params from --temp --top-k --top-p --min-p --repeat-penalty --seed.
 bool sampler_from_args(const Command& command, const Args& args, SamplerParams* params,
                        int* exit_code);

@@ -34,7 +34,9 @@ struct Output {
 };
 
 Output run_cli(const std::string& args, bool merge_stderr = false) {
-  std::string cmd = "\"" + cli_path() + "\" " + args + (merge_stderr ? " 2>&1" : " 2>" DEVNULL);
+  // Appended piece by piece: GCC 12 warns falsely (-Wrestrict) about the chained operator+.
+  std::string cmd = "\"";
+  cmd.append(cli_path()).append("\" ").append(args).append(merge_stderr ? " 2>&1" : " 2>" DEVNULL);
   Output o;
   FILE* p = popen(cmd.c_str(), "r");
   if (!p) return o;
@@ -58,10 +60,10 @@ class Cli : public ::testing::Test {
   void TearDown() override { test::remove_tree(dir_); }
   std::string dir_;
 
-  std::string convert_stories() {
-    const std::string out = dir_ + "/stories.mgn";
+  std::string convert_stories(const std::string& dtype = "f32") {
+    const std::string out = dir_ + "/stories-" + dtype + ".mgn";
     Output o = run_cli("convert " + quoted(test::testdata_path("stories260K/stories260K.bin")) +
-                       " " + quoted(out) + " --dtype f32", true);
+                       " " + quoted(out) + " --dtype " + dtype, true);
     EXPECT_EQ(o.exit_code, 0) << o.out;
     return out;
   }
@@ -139,6 +141,73 @@ TEST_F(Cli, BadOptionsExitWithUsage) {
   Output o = run_cli("run --tokens 1,2,x -m y", true);
   EXPECT_EQ(o.exit_code, 2);
   EXPECT_NE(o.out.find("usage:"), std::string::npos);
+}
+
+// eval --compare: the issue's q8_0 bounds on stories260K over its expected text (prompt + the 200
+// greedy tokens), read from the --json document; a model against itself differs by nothing.
+TEST_F(Cli, EvalCompareMeasuresQ8AgainstF32) {
+  MAGNETAR_REQUIRE_TESTDATA("stories260K/stories260K.bin");
+  const std::string f32 = convert_stories("f32"), q8 = convert_stories("q8_0");
+  auto golden = nlohmann::json::parse(test::read_file(test::testdata_path("stories260K/greedy_reference.json")));
+  std::ostringstream ids;
+  for (int id : golden["prompt_ids"]) ids << id << ",";
+  for (int id : golden["greedy_ids_200"]) ids << id << ",";
+  std::string tokens = ids.str();
+  tokens.pop_back();
+  const size_t n_tokens = golden["prompt_ids"].size() + golden["greedy_ids_200"].size();
+
+  Output o = run_cli("eval -m " + quoted(q8) + " --compare " + quoted(f32) + " --tokens " + tokens + " --json");
+  ASSERT_EQ(o.exit_code, 0) << o.out;
+  const auto q = nlohmann::json::parse(o.out);
+  EXPECT_EQ(q["positions"].get<size_t>(), n_tokens);
+  EXPECT_EQ(q["reference"]["weight_type"], "f32");
+  EXPECT_EQ(q["candidate"]["weight_type"], "q8_0");
+  EXPECT_GE(q["top1_agreement"].get<double>(), 0.98);
+  EXPECT_LE(q["mean_kl"].get<double>(), 1e-3);
+  EXPECT_GT(q["mean_kl"].get<double>(), 0.0) << "q8_0 rounding must show";
+  EXPECT_GE(q["max_kl"].get<double>(), q["mean_kl"].get<double>());
+  const double ppl_ref = q["perplexity_reference"], ppl_q8 = q["perplexity_candidate"];
+  EXPECT_GT(ppl_ref, 1.0);
+  EXPECT_NEAR(ppl_q8 / ppl_ref, 1.0, 0.05);  // q8_0 changes perplexity by well under 5%
+
+  Output self = run_cli("eval -m " + quoted(f32) + " --compare " + quoted(f32) + " --tokens " + tokens + " --json");
+  ASSERT_EQ(self.exit_code, 0) << self.out;
+  const auto same = nlohmann::json::parse(self.out);
+  EXPECT_EQ(same["mean_kl"].get<double>(), 0.0);
+  EXPECT_EQ(same["top1_agreement"].get<double>(), 1.0);
+  EXPECT_EQ(same["perplexity_reference"].get<double>(), same["perplexity_candidate"].get<double>());
+  EXPECT_EQ(same["perplexity_reference"].get<double>(), ppl_ref);
+}
+
+TEST_F(Cli, EvalCompareReadsATextFileAndPrintsATable) {
+  MAGNETAR_REQUIRE_TESTDATA("stories260K/stories260K.bin");
+  const std::string f32 = convert_stories("f32"), q4 = convert_stories("q4_0");
+  const std::string text = dir_ + "/story.txt";
+  FILE* f = std::fopen(text.c_str(), "wb");
+  std::fputs("Once upon a time, there was a little girl named Lily. She liked to play in the park.", f);
+  std::fclose(f);
+  Output o = run_cli("eval -m " + quoted(q4) + " --compare " + quoted(f32) + " --text-file " + quoted(text));
+  ASSERT_EQ(o.exit_code, 0) << o.out;
+  for (const char* row : {"mean KL", "max KL", "top-1 agreement", "perplexity", "(q4_0)", "(f32)"})
+    EXPECT_NE(o.out.find(row), std::string::npos) << row << " missing from\n" << o.out;
+}
+
+TEST_F(Cli, EvalCompareRejectsBadRequests) {
+  MAGNETAR_REQUIRE_TESTDATA("stories260K/stories260K.bin");
+  const std::string f32 = convert_stories("f32");
+  const std::string base = "eval -m " + quoted(f32) + " --compare " + quoted(f32);
+  EXPECT_EQ(run_cli(base).exit_code, 2);  // no tokens
+  EXPECT_EQ(run_cli(base + " --tokens 1,2 --text-file x").exit_code, 2);
+  Output one = run_cli(base + " --tokens 1", true);
+  EXPECT_EQ(one.exit_code, 1);
+  EXPECT_NE(one.out.find("at least 2 tokens"), std::string::npos) << one.out;
+  Output outside = run_cli(base + " --tokens 1,99999", true);
+  EXPECT_EQ(outside.exit_code, 1);
+  EXPECT_NE(outside.out.find("outside the vocabulary"), std::string::npos) << outside.out;
+  Output missing = run_cli(base + " --text-file " + quoted(dir_ + "/none.txt"), true);
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_NE(missing.out.find("cannot open"), std::string::npos) << missing.out;
+  EXPECT_EQ(run_cli("eval -m " + quoted(f32) + " --tokens 1,2 --json").exit_code, 2);  // --json needs --compare
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // Quality of quantized weights, measured: each model is converted to f32, q8_0 and q4_0 and
 // evaluated teacher-forced over a token sequence; the quantized next-token distributions are
-// compared with the f32 model's (mean / max KL divergence, top-1 agreement, perplexity).
+// compared with the f32 model's by compare_logits (mean / max KL divergence, top-1 agreement,
+// perplexity).
 //
 // Bounds. stories260K q8_0: the bounds (top-1 >= 98%, mean KL <= 1e-3). q4_0: set from
 // what was measured, with margin — stories260K (dim 64): mean KL 0.068, top-1 85.6%, perplexity
@@ -19,6 +20,7 @@
 #include "common/testdata.h"
 #include "magnetar/convert.h"
 #include "magnetar/engine.h"
+#include "model/compare.h"
 
 namespace magnetar {
 namespace {
@@ -32,10 +34,6 @@ constexpr Bounds kQ4StoriesBounds = {0.80, 0.10};
 constexpr Bounds kQ8GemmaBounds = {0.95, 1e-3};
 constexpr Bounds kQ4GemmaBounds = {0.45, 0.07};
 
-struct Quality {
-  double mean_kl = 0, max_kl = 0, top1 = 0, ppl_ref = 0, ppl_quant = 0;
-};
-
 std::vector<float> evaluate(const std::string& path, const std::vector<int>& tokens) {
   std::unique_ptr<Model> model;
   Status s = Model::load(path, LoadOptions{}, &model);
@@ -47,45 +45,6 @@ std::vector<float> evaluate(const std::string& path, const std::vector<int>& tok
   s = session->evaluate(tokens, &logits);
   EXPECT_TRUE(s.is_ok()) << s.message();
   return logits;
-}
-
-Quality compare(const std::vector<float>& ref, const std::vector<float>& quant, const std::vector<int>& tokens,
-                int vocab) {
-  Quality q;
-  double nll_ref = 0, nll_quant = 0;
-  int agree = 0;
-  const size_t n = tokens.size();
-  for (size_t p = 0; p < n; ++p) {
-    const float* a = &ref[p * size_t(vocab)];
-    const float* b = &quant[p * size_t(vocab)];
-    int arg_a = 0, arg_b = 0;
-    for (int i = 1; i < vocab; ++i) {
-      if (a[i] > a[arg_a]) arg_a = i;
-      if (b[i] > b[arg_b]) arg_b = i;
-    }
-    double za = 0, zb = 0;
-    for (int i = 0; i < vocab; ++i) {
-      za += std::exp(double(a[i]) - a[arg_a]);
-      zb += std::exp(double(b[i]) - b[arg_b]);
-    }
-    double kl = 0;
-    for (int i = 0; i < vocab; ++i) {
-      const double la = double(a[i]) - a[arg_a] - std::log(za), lb = double(b[i]) - b[arg_b] - std::log(zb);
-      kl += std::exp(la) * (la - lb);
-    }
-    q.mean_kl += kl / double(n);
-    q.max_kl = std::max(q.max_kl, kl);
-    agree += arg_a == arg_b;
-    if (p + 1 < n) {
-      const int next = tokens[p + 1];
-      nll_ref -= double(a[next]) - a[arg_a] - std::log(za);
-      nll_quant -= double(b[next]) - b[arg_b] - std::log(zb);
-    }
-  }
-  q.top1 = double(agree) / double(n);
-  q.ppl_ref = std::exp(nll_ref / double(n - 1));
-  q.ppl_quant = std::exp(nll_quant / double(n - 1));
-  return q;
 }
 
 void check_quality(const std::string& source, const std::vector<int>& tokens, int vocab, const char* label,
@@ -104,12 +63,12 @@ void check_quality(const std::string& source, const std::vector<int>& tokens, in
       ref = logits;
       continue;
     }
-    const Quality q = compare(ref, logits, tokens, vocab);
+    const DistributionComparison q = compare_logits(ref, logits, tokens, vocab);
     std::printf("%s %s: %zu positions, mean KL %.3g, max KL %.3g, top-1 %.1f%%, perplexity f32 %.4f -> %.4f\n",
-                label, weight_type_name(type), tokens.size(), q.mean_kl, q.max_kl, 100 * q.top1, q.ppl_ref,
-                q.ppl_quant);
+                label, weight_type_name(type), q.positions, q.mean_kl, q.max_kl, 100 * q.top1_agreement,
+                q.perplexity_reference, q.perplexity_candidate);
     const Bounds& b = type == WeightType::Q8_0 ? q8_bounds : q4_bounds;
-    EXPECT_GE(q.top1, b.min_top1) << label << " " << weight_type_name(type);
+    EXPECT_GE(q.top1_agreement, b.min_top1) << label << " " << weight_type_name(type);
     EXPECT_LE(q.mean_kl, b.max_mean_kl) << label << " " << weight_type_name(type);
   }
   test::remove_tree(dir);
