@@ -13,13 +13,16 @@ namespace magnetar::cli {
 namespace {
 
 const char kUsage[] =
-    "magnetar-cli convert SRC OUT [--dtype f32|f16|q8_0|q4_0] [--tokenizer PATH]\n"
+    "magnetar-cli convert SRC OUT [--dtype f32|f16|q8_0|q4_0] [--output-dtype TYPE]\n"
+    "                             [--tokenizer PATH]\n"
     "  SRC   a Hugging Face model folder (config.json, *.safetensors, tokenizer.model) or a\n"
     "        llama2.c checkpoint (.bin)\n"
     "  OUT   the Magnetar model file to write (replaced atomically when done)\n"
     "  --dtype TYPE       type of the weight matrices: f32, f16 (default), q8_0 or q4_0; norms\n"
     "                     stay f32, and with q8_0/q4_0 matrices whose rows are not whole\n"
-    "                     32-blocks stay f16 (`info --tensors` lists them)\n"
+    "                     32-blocks stay f16 (`info` lists them)\n"
+    "  --output-dtype TYPE  type of the embedding table and LM head (tok_embeddings, output):\n"
+    "                     f32, f16, q8_0 or q4_0 (default: as --dtype)\n"
     "  --tokenizer PATH   llama2.c only: tokenizer.model or tok*.bin (default: found beside SRC)";
 
 std::string megabytes(uint64_t bytes) {
@@ -35,9 +38,10 @@ const Command kCommand{"convert", "convert a Hugging Face folder or llama2.c che
 const CommandRegistration kRegistration(kCommand);
 
 int run_convert(const std::vector<std::string>& raw_args) {
-  Args args(raw_args, {"--dtype", "--tokenizer"});
+  const std::vector<std::string> value_options = {"--dtype", "--output-dtype", "--tokenizer"};
+  Args args(raw_args, value_options);
   if (!args.ok()) return usage_error(kCommand, args.error());
-  if (std::string u = args.unknown_option({"--dtype", "--tokenizer"}); !u.empty())
+  if (std::string u = args.unknown_option(value_options); !u.empty())
     return usage_error(kCommand, "unknown option " + u);
   if (args.positional().size() != 2) return usage_error(kCommand, "needs SRC and OUT");
   const std::string& source = args.positional()[0];
@@ -47,6 +51,13 @@ int run_convert(const std::vector<std::string>& raw_args) {
   const std::string dtype = args.get({"--dtype"}, "f16");
   if (!parse_weight_type(dtype, &options.weight_type))
     return usage_error(kCommand, "--dtype must be f32, f16, q8_0 or q4_0, not '" + dtype + "'");
+  if (const std::string output_dtype = args.get({"--output-dtype"}); !output_dtype.empty()) {
+    WeightType type;
+    if (!parse_weight_type(output_dtype, &type))
+      return usage_error(kCommand,
+                         "--output-dtype must be f32, f16, q8_0 or q4_0, not '" + output_dtype + "'");
+    options.output_weight_type = type;
+  }
   options.tokenizer_path = args.get({"--tokenizer"});
 
   const bool terminal = stdout_is_terminal();
@@ -88,8 +99,10 @@ int run_convert(const std::vector<std::string>& raw_args) {
   }
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  std::printf("wrote %s (%s weights) in %.2f s\n", out.c_str(),
-              weight_type_name(options.weight_type), seconds);
+  std::printf("wrote %s (%s weights", out.c_str(), weight_type_name(options.weight_type));
+  if (options.output_weight_type)
+    std::printf(", %s embeddings", weight_type_name(*options.output_weight_type));
+  std::printf(") in %.2f s\n", seconds);
   return 0;
 }
 

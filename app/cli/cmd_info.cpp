@@ -1,6 +1,7 @@
 // `magnetar-cli info`: what a model file holds — header, tensors, sizes, tokenizer, template.
 #include <cstdio>
 #include <iostream>
+#include <map>
 
 #include "cli.h"
 #include "format/model_reader.h"
@@ -20,6 +21,46 @@ std::string mib(uint64_t bytes) {
   char b[32];
   std::snprintf(b, sizeof(b), "%.1f MiB", double(bytes) / (1 << 20));
   return b;
+}
+
+bool is_block_quantized(format::DType t) { return t == format::DType::Q8_0 || t == format::DType::Q4_0; }
+
+// "q8_0 36 (1.2 MiB), f32 11 (0.0 MiB)": how many tensors, and bytes, of each type; then the
+// embedding table's and LM head's types (convert --output-dtype sets them apart).
+void print_type_summary(const std::vector<format::TensorView>& tensors) {
+  std::map<std::string, std::pair<int, uint64_t>> by_type;  // type name -> (tensors, bytes)
+  for (const auto& t : tensors) {
+    auto& entry = by_type[format::dtype_name(t.dtype)];
+    entry.first += 1;
+    entry.second += t.bytes;
+  }
+  std::printf("tensor types    ");
+  const char* separator = "";
+  for (const auto& [name, entry] : by_type) {
+    std::printf("%s%s %d (%s)", separator, name.c_str(), entry.first, mib(entry.second).c_str());
+    separator = ", ";
+  }
+  std::printf("\n");
+  const format::TensorView *embeddings = nullptr, *head = nullptr;
+  for (const auto& t : tensors) {
+    if (t.name == "tok_embeddings") embeddings = &t;
+    if (t.name == "output") head = &t;
+  }
+  if (embeddings)
+    std::printf("embeddings      %s, LM head %s\n", format::dtype_name(embeddings->dtype),
+                head ? format::dtype_name(head->dtype) : "tied (the same table)");
+}
+
+// A quantized conversion keeps matrices whose rows are not whole 32-blocks in F16: name them.
+void print_kept_f16(const std::vector<format::TensorView>& tensors) {
+  bool any_quantized = false;
+  for (const auto& t : tensors) any_quantized |= is_block_quantized(t.dtype);
+  if (!any_quantized) return;
+  std::string names;
+  for (const auto& t : tensors)
+    if (t.dtype == format::DType::F16 && t.n_dims == 2 && t.cols % 32 != 0)
+      names += (names.empty() ? "" : ", ") + t.name;
+  if (!names.empty()) std::printf("kept f16        %s (rows not whole 32-blocks)\n", names.c_str());
 }
 
 int info_command(const std::vector<std::string>& argv) {
@@ -47,6 +88,8 @@ int info_command(const std::vector<std::string>& argv) {
               i.context_length, mib(i.kv_cache_bytes).c_str());
   std::printf("weights         %s, %s read per token\n", i.weight_type.c_str(),
               mib(i.weight_bytes_per_token).c_str());
+  print_type_summary(m.view.tensors);
+  print_kept_f16(m.view.tensors);
   std::printf("norm eps        %g\n", double(c.norm_eps));
   std::printf("rope theta      %g\n", double(c.rope_theta));
   std::printf("query scale     %g\n", double(c.query_scale));

@@ -102,12 +102,23 @@ void interleaved_to_rotate_half(const float* src, float* dst, uint64_t n_heads, 
                                   n_heads, head_dim, cols * 4);
 }
 
-format::DType output_dtype(const PlannedTensor& t, format::DType weight_dtype) {
+// The stored types: one for the embedding table and LM head, one for every other matrix.
+struct OutputTypes {
+  format::DType weights = format::DType::F16;
+  format::DType embeddings = format::DType::F16;  // tok_embeddings and output
+};
+
+bool is_embedding_or_head(const PlannedTensor& t) {
+  return t.name == "tok_embeddings" || t.name == "output";
+}
+
+format::DType output_dtype(const PlannedTensor& t, const OutputTypes& types) {
   if (t.is_norm) return format::DType::F32;
-  const bool quantized = weight_dtype == format::DType::Q8_0 || weight_dtype == format::DType::Q4_0;
+  const format::DType wanted = is_embedding_or_head(t) ? types.embeddings : types.weights;
+  const bool quantized = wanted == format::DType::Q8_0 || wanted == format::DType::Q4_0;
   // Quantized rows are whole 32-blocks; other matrices stay F16 (`info` shows which).
   if (quantized && t.cols % quant::kBlock != 0) return format::DType::F16;
-  return weight_dtype;
+  return wanted;
 }
 
 class OpenFiles {
@@ -127,7 +138,7 @@ class OpenFiles {
   std::map<std::string, std::unique_ptr<convert::InputFile>> files_;
 };
 
-Status run_plan(const ConversionPlan& plan, const std::string& out_path, format::DType weight_dtype,
+Status run_plan(const ConversionPlan& plan, const std::string& out_path, const OutputTypes& types,
                 const ConvertOptions& options) {
   ConvertProgress progress;
   progress.bytes_total = plan.bytes_to_read;
@@ -139,7 +150,7 @@ Status run_plan(const ConversionPlan& plan, const std::string& out_path, format:
 
   std::vector<format::TensorDecl> decls;
   for (const PlannedTensor& t : plan.tensors)
-    decls.push_back({t.name, output_dtype(t, weight_dtype), t.rows, t.cols, t.n_dims});
+    decls.push_back({t.name, output_dtype(t, types), t.rows, t.cols, t.n_dims});
   std::unique_ptr<format::ModelWriter> writer;
   MAGNETAR_TRY(format::ModelWriter::create(out_path, plan.header, decls, plan.tokenizer,
                                            plan.chat_template, &writer));
@@ -311,8 +322,9 @@ uint64_t predicted_model_file_bytes(const SourceSummary& s, WeightType type) {
 
 Status convert_model(const std::string& source_path, const std::string& out_path,
                      const ConvertOptions& options) {
-  format::DType weight_dtype = format::DType::F16;
-  MAGNETAR_TRY(weight_dtype_for(options.weight_type, &weight_dtype));
+  OutputTypes types;
+  MAGNETAR_TRY(weight_dtype_for(options.weight_type, &types.weights));
+  MAGNETAR_TRY(weight_dtype_for(options.output_weight_type.value_or(options.weight_type), &types.embeddings));
   if (out_path.empty()) return Status::error("no output path given");
   if (convert::is_directory(out_path))
     return Status::error(out_path + ": is a folder; give the model file's path");
@@ -323,7 +335,7 @@ Status convert_model(const std::string& source_path, const std::string& out_path
   ConversionPlan plan;
   MAGNETAR_TRY(plan_source(source_path, options.tokenizer_path, &plan));
   if (cancelled(options)) return cancelled_error();
-  return run_plan(plan, out_path, weight_dtype, options);
+  return run_plan(plan, out_path, types, options);
 }
 
 }  // namespace magnetar

@@ -210,5 +210,35 @@ TEST_F(Cli, EvalCompareRejectsBadRequests) {
   EXPECT_EQ(run_cli("eval -m " + quoted(f32) + " --tokens 1,2 --json").exit_code, 2);  // --json needs --compare
 }
 
+// convert --output-dtype sets the embedding table's type apart; info summarises the types and
+// names the matrices a quantized conversion kept in F16 (stories260K's w_down: 172 columns).
+TEST_F(Cli, ConvertOutputDtypeAndInfoTypeSummary) {
+  MAGNETAR_REQUIRE_TESTDATA("stories260K/stories260K.bin");
+  const std::string model = dir_ + "/mixed.mgn";
+  Output c = run_cli("convert " + quoted(test::testdata_path("stories260K/stories260K.bin")) + " " +
+                     quoted(model) + " --dtype q8_0 --output-dtype f32", true);
+  ASSERT_EQ(c.exit_code, 0) << c.out;
+  EXPECT_NE(c.out.find("(q8_0 weights, f32 embeddings)"), std::string::npos) << c.out;
+  Output o = run_cli("info -m " + quoted(model) + " --tensors");
+  ASSERT_EQ(o.exit_code, 0);
+  // 5 layers x (wqkv, wo, w_gate_up) quantized; 5 w_down kept F16; 11 norms + the table in F32.
+  EXPECT_NE(o.out.find("tensor types    f16 5 ("), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("f32 12 ("), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("q8_0 15 ("), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("embeddings      f32, LM head tied"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("kept f16        layers.0.w_down, layers.1.w_down"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("tok_embeddings                   f32"), std::string::npos) << o.out;
+
+  const std::string f16 = convert_stories("f16");
+  Output plain = run_cli("info -m " + quoted(f16));
+  ASSERT_EQ(plain.exit_code, 0);
+  EXPECT_EQ(plain.out.find("kept f16"), std::string::npos) << "nothing is kept back in an f16 model";
+  EXPECT_NE(plain.out.find("embeddings      f16, LM head tied"), std::string::npos) << plain.out;
+
+  Output bad = run_cli("convert a b --output-dtype q2_k", true);
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.out.find("--output-dtype must be"), std::string::npos) << bad.out;
+}
+
 }  // namespace
 }  // namespace magnetar

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 
 #include "magnetar/status.h"
@@ -23,6 +24,9 @@ struct ConvertProgress {
 
 struct ConvertOptions {
   WeightType weight_type = WeightType::F16;
+  // The embedding table and LM head (tok_embeddings, output): empty = weight_type. With q8_0 /
+  // q4_0 the same rule as for the other matrices holds: rows not of whole 32-blocks stay F16.
+  std::optional<WeightType> output_weight_type;
   std::string tokenizer_path;  // llama2.c checkpoints: tokenizer.model or tok*.bin; empty = look beside
   // Called from the converting thread; keep it cheap.
   std::function<void(const ConvertProgress&)> on_progress;
