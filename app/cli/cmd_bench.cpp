@@ -28,7 +28,8 @@ namespace {
 
 const char* kUsage =
     "magnetar-cli bench -m MODEL [--threads 1,2] [--reps N] [--prompts 64,128,512] [--gen N]\n"
-    "                   [--kernels auto|reference|asm] [--load read|map] [--json]\n"
+    "                   [--kernels auto|reference|asm] [--load read|map] [--kv f32|f16|int8]\n"
+    "                   [--json]\n"
     "                   [--json-file PATH] [--cached-ceiling] [--idle-seconds S]\n"
     "magnetar-cli bench --ceiling-only [--json]\n"
     "  Measures the read-bandwidth ceiling (1..cores threads) and, per thread count, prompt\n"
@@ -178,7 +179,7 @@ int run_ceiling_only(bool json) {
 
 int run_bench(const std::vector<std::string>& argv) {
   const std::vector<std::string> value_options = {"-m", "--model", "--threads", "--reps",
-                                                  "--prompts", "--gen", "--kernels", "--load",
+                                                  "--prompts", "--gen", "--kernels", "--load", "--kv",
                                                   "--idle-seconds", "--json-file"};
   Args args(argv, value_options);
   if (!args.ok()) return usage_error(kBench, args.error());
@@ -219,6 +220,9 @@ int run_bench(const std::vector<std::string>& argv) {
   const std::string load_choice = args.get({"--load"}, "read");
   if (load_choice != "read" && load_choice != "map")
     return usage_error(kBench, "--load is read or map");
+  KvType kv_type = KvType::F32;
+  if (!parse_kv_type(args.get({"--kv"}, "f32"), &kv_type))
+    return usage_error(kBench, "--kv is f32, f16 or int8");
   const bool json = args.has("--json");
 
   // ---- Load -----------------------------------------------------------------------------------
@@ -232,6 +236,7 @@ int run_bench(const std::vector<std::string>& argv) {
   load.mode = load_choice == "map" ? LoadMode::Map : LoadMode::Read;
   load.context_length = std::min(max_context, needed);
   load.threads = thread_counts.front();
+  load.kv_type = kv_type;
   int last_percent = -1;
   load.on_progress = [&](uint64_t done, uint64_t total) {
     const int percent = total ? static_cast<int>(done * 100 / total) : 100;

@@ -16,6 +16,7 @@ int chat_command(const std::vector<std::string>& argv);
 const Command kChat{
     "chat", "interactive multi-turn chat",
     "magnetar-cli chat -m MODEL [--system TEXT] [-n N] [sampling options] [--threads N] [--ctx N]\n"
+    "                  [--kv f32|f16|int8]\n"
     "  Type a message and press Enter. /reset starts over, /quit (or end of input) leaves.\n"
     "  Ctrl+C stops the answer being generated.",
     chat_command};

@@ -22,12 +22,15 @@ int eval_command(const std::vector<std::string>& argv);
 const Command kEval{
     "eval", "teacher-forced logits of a token sequence, or a comparison with a reference model",
     "magnetar-cli eval -m MODEL --tokens ID,ID,... --logits OUT.f32 [--threads N] [--load read|map]\n"
+    "                  [--kv f32|f16|int8]\n"
     "  OUT.f32 holds little-endian float32, row-major [n_tokens, vocab]\n"
     "magnetar-cli eval -m CANDIDATE --compare REFERENCE (--tokens ID,ID,... | --text-file FILE)\n"
     "                  [--json] [--logits OUT.f32] [--threads N] [--ctx N] [--load read|map]\n"
+    "                  [--kv f32|f16|int8]\n"
     "  KL(reference || candidate) of every position's next-token distribution (mean, max),\n"
     "  top-1 agreement, and the perplexity of each model on the sequence (at least 2 tokens).\n"
-    "  --text-file is tokenized by the reference model, with BOS.",
+    "  --text-file is tokenized by the reference model, with BOS. --kv applies to the candidate;\n"
+    "  the reference always runs with the exact f32 KV cache.",
     eval_command};
 const CommandRegistration kRegistration(kEval);
 
@@ -78,7 +81,8 @@ void print_comparison(const DistributionComparison& c, const ModelInfo& candidat
   if (json) {
     const nlohmann::json doc = {
         {"reference", {{"path", reference.path}, {"weight_type", reference.weight_type}}},
-        {"candidate", {{"path", candidate.path}, {"weight_type", candidate.weight_type}}},
+        {"candidate",
+         {{"path", candidate.path}, {"weight_type", candidate.weight_type}, {"kv", kv_type_name(candidate.kv_type)}}},
         {"positions", c.positions},
         {"mean_kl", c.mean_kl},
         {"max_kl", c.max_kl},
@@ -90,7 +94,8 @@ void print_comparison(const DistributionComparison& c, const ModelInfo& candidat
     return;
   }
   std::printf("reference        %s (%s)\n", reference.path.c_str(), reference.weight_type.c_str());
-  std::printf("candidate        %s (%s)\n", candidate.path.c_str(), candidate.weight_type.c_str());
+  std::printf("candidate        %s (%s, KV cache %s)\n", candidate.path.c_str(), candidate.weight_type.c_str(),
+              kv_type_name(candidate.kv_type));
   std::printf("positions        %zu\n", c.positions);
   std::printf("mean KL          %.4g nats\n", c.mean_kl);
   std::printf("max KL           %.4g nats\n", c.max_kl);
@@ -107,7 +112,8 @@ int compare_command(const Args& args, const std::string& reference_path) {
 
   int exit_code = 0;
   std::unique_ptr<Model> reference, candidate;
-  if (!load_model_from_args(kEval, args, &reference, &exit_code, reference_path)) return exit_code;
+  if (!load_model_from_args(kEval, args, &reference, &exit_code, reference_path, KvType::F32))
+    return exit_code;
   if (!load_model_from_args(kEval, args, &candidate, &exit_code)) return exit_code;
   const int vocab = reference->info().vocab_size;
   if (candidate->info().vocab_size != vocab)

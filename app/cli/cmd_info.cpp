@@ -84,8 +84,8 @@ int info_command(const std::vector<std::string>& argv) {
   std::printf("dim / ffn       %d / %d\n", i.dim, i.hidden_dim);
   std::printf("heads           %d query, %d key/value, head_dim %d\n", i.n_heads, i.n_kv_heads, i.head_dim);
   std::printf("vocabulary      %d\n", i.vocab_size);
-  std::printf("context         %d max (%d allocated, KV cache %s)\n", i.max_context,
-              i.context_length, mib(i.kv_cache_bytes).c_str());
+  std::printf("context         %d max (%d allocated, KV cache %s %s)\n", i.max_context,
+              i.context_length, kv_type_name(i.kv_type), mib(i.kv_cache_bytes).c_str());
   std::printf("weights         %s, %s read per token\n", i.weight_type.c_str(),
               mib(i.weight_bytes_per_token).c_str());
   print_type_summary(m.view.tensors);

@@ -14,7 +14,8 @@ const Command kRun{
     "run", "generate text from a prompt",
     "magnetar-cli run -m MODEL (-p TEXT | --tokens ID,ID,...) [-n N] [--temp T] [--top-k K]\n"
     "       [--top-p P] [--min-p P] [--repeat-penalty R] [--seed S] [--threads N] [--ctx N]\n"
-    "       [--load read|map] [--print-ids] [--no-stop]\n"
+    "       [--load read|map] [--kv f32|f16|int8] [--print-ids] [--no-stop]\n"
+    "  --kv TYPE      KV cache elements: f32 (default, exact), f16, int8 (a scale per head)\n"
     "  -p TEXT        prompt text (BOS is added when the model wants it)\n"
     "  --tokens IDS   prompt as token ids, used as given\n"
     "  -n N           tokens to generate (default 256)\n"

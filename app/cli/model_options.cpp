@@ -8,12 +8,12 @@
 namespace magnetar::cli {
 
 const std::vector<std::string> kModelValueOptions = {"-m", "--model", "--threads", "-t", "--ctx",
-                                                     "--load"};
+                                                     "--load", "--kv"};
 const std::vector<std::string> kSamplerValueOptions = {"--temp", "--top-k", "--top-p", "--min-p",
                                                        "--repeat-penalty", "--seed"};
 
 bool load_model_from_args(const Command& command, const Args& args, std::unique_ptr<Model>* model,
-                          int* exit_code, const std::string& path_override) {
+                          int* exit_code, const std::string& path_override, std::optional<KvType> kv) {
   const std::string path = path_override.empty() ? args.get({"-m", "--model"}) : path_override;
   if (path.empty()) {
     *exit_code = usage_error(command, "a model is required (-m MODEL)");
@@ -36,6 +36,12 @@ bool load_model_from_args(const Command& command, const Args& args, std::unique_
     options.mode = LoadMode::Map;
   } else if (load != "read") {
     *exit_code = usage_error(command, "--load is 'read' or 'map'");
+    return false;
+  }
+  if (kv) {
+    options.kv_type = *kv;
+  } else if (const std::string name = args.get({"--kv"}, "f32"); !parse_kv_type(name, &options.kv_type)) {
+    *exit_code = usage_error(command, "--kv is 'f32', 'f16' or 'int8'");
     return false;
   }
   const bool tty = stdout_is_terminal();

@@ -1,7 +1,8 @@
-// Options shared by the commands that load a model: -m, --threads, --ctx, --load, and the
+// Options shared by the commands that load a model: -m, --threads, --ctx, --load, --kv, and the
 // sampling flags; parsing and the load itself with a progress line on a terminal.
 #pragma once
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -14,10 +15,11 @@ namespace magnetar::cli {
 extern const std::vector<std::string> kModelValueOptions;
 extern const std::vector<std::string> kSamplerValueOptions;
 
-// Loads -m MODEL (or `path` when not empty) with --threads/--ctx/--load; prints the error and
-// returns false on failure.
+// Loads -m MODEL (or `path` when not empty) with --threads/--ctx/--load/--kv (`kv` when set
+// overrides --kv); prints the error and returns false on failure.
 bool load_model_from_args(const Command& command, const Args& args, std::unique_ptr<Model>* model,
-                          int* exit_code, const std::string& path = "");
+                          int* exit_code, const std::string& path = "",
+                          std::optional<KvType> kv = std::nullopt);
 // Fills sampler params from --temp --top-k --top-p --min-p --repeat-penalty --seed.
 bool sampler_from_args(const Command& command, const Args& args, SamplerParams* params,
                        int* exit_code);

@@ -38,33 +38,118 @@ struct AttentionJob {
   int layer, n_tokens, n_past;
 };
 
+// Int8 KV rows: each head's vector is stored as round(x / scale), scale = absmax / 127.
+void quantize_kv_int8(const float* x, int n_heads, int head_dim, int8_t* q, float* scales) {
+  for (int h = 0; h < n_heads; ++h) {
+    const float* v = x + int64_t(h) * head_dim;
+    float absmax = 0.0f;
+    for (int i = 0; i < head_dim; ++i) absmax = std::max(absmax, std::fabs(v[i]));
+    const float scale = absmax / 127.0f;
+    const float inverse = scale > 0.0f ? 1.0f / scale : 0.0f;
+    scales[h] = scale;
+    for (int i = 0; i < head_dim; ++i)
+      q[int64_t(h) * head_dim + i] = static_cast<int8_t>(std::lrint(v[i] * inverse));
+  }
+}
+
+// Writes one position's keys and values (kv_dim each) into the cache in its element type.
+void store_kv(const Config& c, RunState& s, int layer, int pos, const float* key, const float* value) {
+  const int64_t row = (int64_t(layer) * s.context + pos) * c.kv_dim;
+  switch (s.kv_type) {
+    case KvType::F32:
+      std::memcpy(s.key_cache.get() + row, key, sizeof(float) * c.kv_dim);
+      std::memcpy(s.value_cache.get() + row, value, sizeof(float) * c.kv_dim);
+      break;
+    case KvType::F16: {
+      uint16_t* keys = reinterpret_cast<uint16_t*>(s.key_cache.get()) + row;
+      uint16_t* values = reinterpret_cast<uint16_t*>(s.value_cache.get()) + row;
+      for (int i = 0; i < c.kv_dim; ++i) {
+        keys[i] = kernels::f32_to_f16_scalar(key[i]);
+        values[i] = kernels::f32_to_f16_scalar(value[i]);
+      }
+      break;
+    }
+    case KvType::Int8: {
+      const int64_t scale_row = (int64_t(layer) * s.context + pos) * c.n_kv_heads;
+      quantize_kv_int8(key, c.n_kv_heads, c.head_dim, reinterpret_cast<int8_t*>(s.key_cache.get()) + row,
+                       s.key_scales.get() + scale_row);
+      quantize_kv_int8(value, c.n_kv_heads, c.head_dim, reinterpret_cast<int8_t*>(s.value_cache.get()) + row,
+                       s.value_scales.get() + scale_row);
+      break;
+    }
+  }
+}
+
+// Scores and weighted value sums over an F16 / Int8 cache, in scalar C++ (the compiler
+// vectorises the inner loops). The F32 cache goes through the kernels instead.
+float dot_kv(const float* q, const uint16_t* k, int n) {
+  float sum = 0.0f;
+  for (int i = 0; i < n; ++i) sum += q[i] * kernels::f16_to_f32_scalar(k[i]);
+  return sum;
+}
+float dot_kv(const float* q, const int8_t* k, int n) {
+  float sum = 0.0f;
+  for (int i = 0; i < n; ++i) sum += q[i] * static_cast<float>(k[i]);
+  return sum;
+}
+void axpy_kv(float* out, const uint16_t* v, int n, float a) {
+  for (int i = 0; i < n; ++i) out[i] += a * kernels::f16_to_f32_scalar(v[i]);
+}
+void axpy_kv(float* out, const int8_t* v, int n, float a) {
+  for (int i = 0; i < n; ++i) out[i] += a * static_cast<float>(v[i]);
+}
+
 // One (token, head) pair: scores over the visible cache rows, softmax, weighted sum of values.
 void attention_head(const AttentionJob& job, int t, int h, float* scores) {
   const Config& c = *job.config;
+  const RunState& s = *job.state;
   const auto& k = kernels::active();
   const int hd = c.head_dim;
   const int qkv_stride = c.q_dim + 2 * c.kv_dim;
   const int kv_head = h / (c.n_heads / c.n_kv_heads);
   const int pos = job.n_past + t;
   const int start = c.layer_slides(job.layer) ? std::max(0, pos - c.sliding_window + 1) : 0;
-  const float* q = job.state->qkv.get() + int64_t(t) * qkv_stride + int64_t(h) * hd;
-  const int64_t layer_base = int64_t(job.layer) * job.state->context * c.kv_dim;
-  const float* keys = job.state->key_cache.get() + layer_base + kv_head * hd;
-  const float* values = job.state->value_cache.get() + layer_base + kv_head * hd;
+  const float* q = s.qkv.get() + int64_t(t) * qkv_stride + int64_t(h) * hd;
+  const int64_t layer_base = int64_t(job.layer) * s.context * c.kv_dim;
+  const int64_t head_offset = layer_base + kv_head * hd;
+  // Int8 scales of this head at cache row r: scales[r * n_kv_heads].
+  const int64_t scale_offset = int64_t(job.layer) * s.context * c.n_kv_heads + kv_head;
 
   const int n_visible = pos - start + 1;
   for (int j = 0; j < n_visible; ++j) {
+    const int64_t r = start + j;
     float d;
-    k.dot_f32(q, keys + int64_t(start + j) * c.kv_dim, hd, &d);
+    switch (s.kv_type) {
+      case KvType::F32: k.dot_f32(q, s.key_cache.get() + head_offset + r * c.kv_dim, hd, &d); break;
+      case KvType::F16:
+        d = dot_kv(q, reinterpret_cast<const uint16_t*>(s.key_cache.get()) + head_offset + r * c.kv_dim, hd);
+        break;
+      case KvType::Int8:
+        d = dot_kv(q, reinterpret_cast<const int8_t*>(s.key_cache.get()) + head_offset + r * c.kv_dim, hd) *
+            s.key_scales.get()[scale_offset + r * c.n_kv_heads];
+        break;
+    }
     d *= c.query_scale;
     if (c.attn_softcap > 0) d = c.attn_softcap * std::tanh(d / c.attn_softcap);
     scores[j] = d;
   }
   k.softmax(scores, n_visible);
-  float* out = job.state->att.get() + int64_t(t) * c.q_dim + int64_t(h) * hd;
+  float* out = s.att.get() + int64_t(t) * c.q_dim + int64_t(h) * hd;
   std::memset(out, 0, sizeof(float) * hd);
-  for (int j = 0; j < n_visible; ++j)
-    k.axpy_f32(out, values + int64_t(start + j) * c.kv_dim, hd, &scores[j]);
+  for (int j = 0; j < n_visible; ++j) {
+    const int64_t r = start + j;
+    switch (s.kv_type) {
+      case KvType::F32: k.axpy_f32(out, s.value_cache.get() + head_offset + r * c.kv_dim, hd, &scores[j]); break;
+      case KvType::F16:
+        axpy_kv(out, reinterpret_cast<const uint16_t*>(s.value_cache.get()) + head_offset + r * c.kv_dim, hd,
+                scores[j]);
+        break;
+      case KvType::Int8:
+        axpy_kv(out, reinterpret_cast<const int8_t*>(s.value_cache.get()) + head_offset + r * c.kv_dim, hd,
+                scores[j] * s.value_scales.get()[scale_offset + r * c.n_kv_heads]);
+        break;
+    }
+  }
 }
 
 }  // namespace
@@ -109,9 +194,7 @@ void forward(Model::Impl& m, RunState& s, const int* tokens, int n, int n_past,
       const float* sin = m.rope_sin.data() + int64_t(pos) * half;
       k.rope(q, c.n_heads, hd, cos, sin);
       k.rope(key, c.n_kv_heads, hd, cos, sin);
-      const int64_t row = (int64_t(l) * s.context + pos) * c.kv_dim;
-      std::memcpy(s.key_cache.get() + row, key, sizeof(float) * c.kv_dim);
-      std::memcpy(s.value_cache.get() + row, value, sizeof(float) * c.kv_dim);
+      store_kv(c, s, l, pos, key, value);
     }
     AttentionJob job{&c, &s, l, n, n_past};
     auto attend = [&](int thread, int n_threads) {
@@ -166,16 +249,34 @@ void forward(Model::Impl& m, RunState& s, const int* tokens, int n, int n_past,
   }
 }
 
-bool allocate_run_state(const Config& c, int context, int max_batch, int threads, RunState* s) {
+uint64_t kv_cache_bytes(const Config& c, int context, KvType kv_type) {
+  const uint64_t elements = uint64_t(c.n_layers) * uint64_t(context) * uint64_t(c.kv_dim);
+  const uint64_t vectors = uint64_t(c.n_layers) * uint64_t(context) * uint64_t(c.n_kv_heads);
+  switch (kv_type) {
+    case KvType::F32: return 2 * elements * sizeof(float);
+    case KvType::F16: return 2 * elements * sizeof(uint16_t);
+    case KvType::Int8: return 2 * (elements * sizeof(int8_t) + vectors * sizeof(float));
+  }
+  return 0;
+}
+
+bool allocate_run_state(const Config& c, int context, int max_batch, int threads, KvType kv_type,
+                        RunState* s) {
   s->max_batch = max_batch;
   s->context = context;
+  s->kv_type = kv_type;
   const uint64_t b = static_cast<uint64_t>(max_batch);
-  const uint64_t cache = uint64_t(c.n_layers) * uint64_t(context) * uint64_t(c.kv_dim);
+  const uint64_t elements = uint64_t(c.n_layers) * uint64_t(context) * uint64_t(c.kv_dim);
+  // Cache buffers are counted in floats: round the narrower element types up.
+  const uint64_t bytes_per_element = kv_type == KvType::F32 ? 4 : kv_type == KvType::F16 ? 2 : 1;
+  const uint64_t cache = (elements * bytes_per_element + sizeof(float) - 1) / sizeof(float);
+  const uint64_t scales = kv_type == KvType::Int8 ? uint64_t(c.n_layers) * uint64_t(context) * c.n_kv_heads : 0;
   bool ok = s->x.allocate(b * c.dim) && s->xb.allocate(b * c.dim) &&
             s->qkv.allocate(b * (c.q_dim + 2 * c.kv_dim)) && s->att.allocate(b * c.q_dim) &&
             s->gate_up.allocate(b * 2 * c.hidden_dim) && s->hidden.allocate(b * c.hidden_dim) &&
             s->scores.allocate(uint64_t(threads) * context) && s->logits.allocate(c.vocab_size) &&
-            s->key_cache.allocate(cache) && s->value_cache.allocate(cache);
+            s->key_cache.allocate(cache) && s->value_cache.allocate(cache) &&
+            (scales == 0 || (s->key_scales.allocate(scales) && s->value_scales.allocate(scales)));
   if (!ok) return false;
   s->sampler_probs.resize(c.vocab_size);
   s->sampler_ids.resize(c.vocab_size);

@@ -18,6 +18,24 @@ const char* architecture_name(Architecture arch) {
   return "unknown";
 }
 
+const char* kv_type_name(KvType type) {
+  switch (type) {
+    case KvType::F32: return "f32";
+    case KvType::F16: return "f16";
+    case KvType::Int8: return "int8";
+  }
+  return "unknown";
+}
+
+bool parse_kv_type(const std::string& name, KvType* out) {
+  for (KvType t : {KvType::F32, KvType::F16, KvType::Int8})
+    if (name == kv_type_name(t)) {
+      *out = t;
+      return true;
+    }
+  return false;
+}
+
 const char* chat_template_name(ChatTemplate t) {
   switch (t) {
     case ChatTemplate::None: return "none (plain completion)";
@@ -194,7 +212,8 @@ Status Model::load(const std::string& path, const LoadOptions& options,
       info.weight_bytes_per_token += t.bytes;
   }
   info.file_bytes = m->file.size();
-  info.kv_cache_bytes = uint64_t(2) * c.n_layers * uint64_t(context) * c.kv_dim * sizeof(float);
+  info.kv_type = options.kv_type;
+  info.kv_cache_bytes = kv_cache_bytes(c, context, options.kv_type);
   info.chat_template = static_cast<ChatTemplate>(h.chat_template_kind);
   info.bos_id = h.bos_id;
   info.eog_ids = m->eog_ids;

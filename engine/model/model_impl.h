@@ -93,8 +93,13 @@ struct RunState {
   LargeBuffer hidden;  // [max_batch, hidden_dim] activated FFN input
   LargeBuffer scores;  // [threads, context] attention scores per worker
   LargeBuffer logits;  // [vocab] logits of the last token
-  LargeBuffer key_cache;    // [n_layers, context, kv_dim]
-  LargeBuffer value_cache;  // [n_layers, context, kv_dim]
+  // The KV cache: [n_layers, context, kv_dim] elements of kv_type — float (F32), FP16 bits
+  // (F16, read as uint16_t) or int8_t (Int8, read through the scales below).
+  KvType kv_type = KvType::F32;
+  LargeBuffer key_cache;
+  LargeBuffer value_cache;
+  LargeBuffer key_scales;    // Int8 only: [n_layers, context, n_kv_heads] absmax / 127 per head
+  LargeBuffer value_scales;  // Int8 only: [n_layers, context, n_kv_heads]
   std::vector<float> sampler_probs;  // [vocab]
   std::vector<int> sampler_ids;      // [vocab]
 };
@@ -106,6 +111,8 @@ void forward(Model::Impl& model, RunState& state, const int* tokens, int n, int 
              float* all_logits);
 
 bool allocate_run_state(const Config& config, int context, int max_batch, int threads,
-                        RunState* state);
+                        KvType kv_type, RunState* state);
+// Bytes of one session's KV cache (keys, values and, for Int8, their scales).
+uint64_t kv_cache_bytes(const Config& config, int context, KvType kv_type);
 
 }  // namespace magnetar

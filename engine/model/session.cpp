@@ -41,7 +41,7 @@ Status Session::create(Model& model, std::unique_ptr<Session>* out) {
   const Model::Impl& m = model.impl();
   s->state_threads = std::max(model.threads(), ThreadPool::default_threads());
   if (!allocate_run_state(m.config, m.info.context_length, kPrefillBatch, s->state_threads,
-                          &s->state))
+                          m.info.kv_type, &s->state))
     return Status::error("not enough memory for a " + std::to_string(m.info.context_length) +
                          "-token context (" + std::to_string(m.info.kv_cache_bytes >> 20) +
                          " MiB of KV cache)");

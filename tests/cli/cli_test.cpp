@@ -188,7 +188,7 @@ TEST_F(Cli, EvalCompareReadsATextFileAndPrintsATable) {
   std::fclose(f);
   Output o = run_cli("eval -m " + quoted(q4) + " --compare " + quoted(f32) + " --text-file " + quoted(text));
   ASSERT_EQ(o.exit_code, 0) << o.out;
-  for (const char* row : {"mean KL", "max KL", "top-1 agreement", "perplexity", "(q4_0)", "(f32)"})
+  for (const char* row : {"mean KL", "max KL", "top-1 agreement", "perplexity", "(q4_0, KV cache f32)", "(f32)"})
     EXPECT_NE(o.out.find(row), std::string::npos) << row << " missing from\n" << o.out;
 }
 
@@ -238,6 +238,30 @@ TEST_F(Cli, ConvertOutputDtypeAndInfoTypeSummary) {
   Output bad = run_cli("convert a b --output-dtype q2_k", true);
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_NE(bad.out.find("--output-dtype must be"), std::string::npos) << bad.out;
+}
+
+// --kv: the candidate's KV cache type (the reference keeps f32); run decodes through it too.
+TEST_F(Cli, KvOptionReachesEvalAndRun) {
+  MAGNETAR_REQUIRE_TESTDATA("stories260K/stories260K.bin");
+  const std::string f32 = convert_stories("f32");
+  const std::string tokens = "1,403,407,261,378,263,126,179,279,415,2";
+  Output o = run_cli("eval -m " + quoted(f32) + " --compare " + quoted(f32) + " --kv int8 --tokens " + tokens + " --json");
+  ASSERT_EQ(o.exit_code, 0) << o.out;
+  const auto q = nlohmann::json::parse(o.out);
+  EXPECT_EQ(q["candidate"]["kv"], "int8");
+  EXPECT_GT(q["mean_kl"].get<double>(), 0.0) << "the int8 cache must differ from the f32 reference";
+  EXPECT_LE(q["mean_kl"].get<double>(), 2e-3);  // the bound of tests/model/kv_cache_test.cpp
+
+  Output run = run_cli("run -m " + quoted(f32) + " --kv int8 --tokens 1 -n 30 --no-stop --print-ids");
+  ASSERT_EQ(run.exit_code, 0);
+  std::istringstream ids(run.out);
+  int n = 0;
+  for (int id; ids >> id;) ++n;
+  EXPECT_EQ(n, 30) << run.out;
+  EXPECT_NE(run_cli("info -m " + quoted(f32) + " --kv f16").out.find("KV cache f16"), std::string::npos);
+  Output bad = run_cli("run -m " + quoted(f32) + " --kv int4 --tokens 1", true);
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.out.find("--kv is"), std::string::npos) << bad.out;
 }
 
 }  // namespace

@@ -27,10 +27,18 @@ const char* chat_template_name(ChatTemplate t);
 
 enum class LoadMode { Read, Map };  // Read: anonymous memory, huge pages requested
 
+// The KV cache's element type. F32: exact (the default). F16: half the memory. Int8: a quarter,
+// each head's key and value vector at each position stored as int8 with its own float scale
+// (absmax / 127), as the boot-sector demo did.
+enum class KvType { F32, F16, Int8 };
+const char* kv_type_name(KvType type);                   // "f32", "f16", "int8"
+bool parse_kv_type(const std::string& name, KvType* out);  // false on anything else
+
 struct LoadOptions {
   LoadMode mode = LoadMode::Read;
   int context_length = 0;  // KV cache size in tokens; 0 = the model's maximum, capped at 4096
   int threads = 0;         // 0 = automatic
+  KvType kv_type = KvType::F32;
   std::function<void(uint64_t done, uint64_t total)> on_progress;
   const std::atomic<bool>* cancel = nullptr;
 };
@@ -44,7 +52,8 @@ struct ModelInfo {
   uint64_t n_params = 0;
   uint64_t file_bytes = 0;
   uint64_t weight_bytes_per_token = 0;  // bytes of weights one decode step reads
-  uint64_t kv_cache_bytes = 0;
+  uint64_t kv_cache_bytes = 0;  // per session
+  KvType kv_type = KvType::F32;
   ChatTemplate chat_template = ChatTemplate::None;
   int bos_id = -1;
   std::vector<int> eog_ids;  // generation stops on any of these
