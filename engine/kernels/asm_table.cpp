@@ -2,6 +2,7 @@
 // contract of kernels.h — the asm does the aligned bulk, the reference twins the tails — and the
 // prefill driver that walks 16-row panels and column blocks (asm/matmul_avx2.asm).
 #include <cassert>
+#include <cstring>
 
 #include "kernels/asm_kernels.h"
 #include "kernels/kernels.h"
@@ -15,6 +16,12 @@ namespace {
 // every token of the batch streams through it.
 constexpr int64_t kPanelCols = 256;
 constexpr int64_t kPanelRows = 16;
+// Prefill token blocks: x for a block stays within this much (served from L3), at most
+// kMaxTokenBlock tokens (the on-stack output scratch: 512 x 16 floats = 32 KiB), a multiple of
+// the register tile's 6 tokens.
+constexpr int64_t kXResidentBytes = int64_t{8} << 20;
+constexpr int64_t kMaxTokenBlock = 510;
+constexpr int64_t kTileTokens = 6;
 // matvec_f16 switches from 4 to 8 weight streams per pass once x (cols * 4 bytes) outgrows this
 // share of L1: with 8 streams each x load feeds 8 rows (asm/README.md has the measurements).
 constexpr int64_t kMatvecX8MinCols = 3072;
@@ -42,31 +49,53 @@ void matvec_f32(const float* w, int64_t ldw, const float* x, float* y, int64_t r
     for (int64_t r = 0; r < rows; ++r) y[r] += ref::dot_f32_f32(w + r * ldw + bulk, x + bulk, cols - bulk);
 }
 
+// Packs rows [r0, r0 + 16) x columns [k0, k0 + kc) of w into panel[k * 16 + r].
+template <class W>
+void pack_panel(const W* w, int64_t ldw, int64_t r0, int64_t k0, int64_t kc, float* panel) {
+  const W* wr = w + r0 * ldw;
+  const int64_t kc8 = kc & ~int64_t{7};
+  if (kc8 > 0) {
+    if constexpr (sizeof(W) == 2)
+      magnetar_pack_f16_panel16_avx2(wr + k0, ldw, panel, kc8);
+    else
+      magnetar_pack_f32_panel16_avx2(wr + k0, ldw, panel, kc8);
+  }
+  for (int64_t k = kc8; k < kc; ++k)  // column tail (< 8): scalar, once per panel
+    for (int64_t r = 0; r < kPanelRows; ++r) {
+      if constexpr (sizeof(W) == 2)
+        panel[k * kPanelRows + r] = f16_to_f32_scalar(wr[r * ldw + k0 + k]);
+      else
+        panel[k * kPanelRows + r] = wr[r * ldw + k0 + k];
+    }
+}
+
 // The panel driver shared by F16 and F32 weights. W = uint16_t (F16) or float.
+// Tokens go in blocks small enough that the block's x stays in L3 (8 MiB; all of a 512-token
+// prompt at 2048 columns, 126 tokens at 16384). Within a block: row panel -> column block, so a
+// panel's 16 rows are read front to back (the hardware prefetcher follows them) and each packed
+// panel serves every token of the block. The panel's outputs accumulate over column blocks in a
+// contiguous scratch: y's rows are ldy apart (a power of two for most models), which would map
+// every token's piece of y to the same L1/L2 set.
 template <class W>
 void matmul_panels(const W* w, int64_t ldw, const float* x, int64_t ldx, float* y, int64_t ldy,
                    int64_t rows, int64_t cols, int64_t n_tokens) {
-  alignas(64) float panel[kPanelCols * kPanelRows];  // [k][16]
+  alignas(64) float panel[kPanelCols * kPanelRows];      // [k][16]
+  alignas(64) float scratch[kMaxTokenBlock * kPanelRows];  // [token][16]
   const int64_t panel_rows = rows & ~(kPanelRows - 1);
-  for (int64_t r0 = 0; r0 < panel_rows; r0 += kPanelRows) {
-    const W* wr = w + r0 * ldw;
-    for (int64_t k0 = 0; k0 < cols; k0 += kPanelCols) {
-      const int64_t kc = cols - k0 < kPanelCols ? cols - k0 : kPanelCols;
-      const int64_t kc8 = kc & ~int64_t{7};
-      if (kc8 > 0) {
-        if constexpr (sizeof(W) == 2)
-          magnetar_pack_f16_panel16_avx2(wr + k0, ldw, panel, kc8);
-        else
-          magnetar_pack_f32_panel16_avx2(wr + k0, ldw, panel, kc8);
+  int64_t block = kXResidentBytes / (cols * static_cast<int64_t>(sizeof(float)));
+  block = block < kTileTokens ? kTileTokens : block > kMaxTokenBlock ? kMaxTokenBlock : block;
+  block -= block % kTileTokens;
+  for (int64_t t0 = 0; t0 < n_tokens; t0 += block) {
+    const int64_t tokens = n_tokens - t0 < block ? n_tokens - t0 : block;
+    for (int64_t r0 = 0; r0 < panel_rows; r0 += kPanelRows) {
+      for (int64_t k0 = 0; k0 < cols; k0 += kPanelCols) {
+        const int64_t kc = cols - k0 < kPanelCols ? cols - k0 : kPanelCols;
+        pack_panel(w, ldw, r0, k0, kc, panel);
+        magnetar_matmul_panel16_avx2(panel, kc, x + t0 * ldx + k0, ldx, scratch, kPanelRows, tokens,
+                                     k0 > 0 ? 1 : 0);
       }
-      for (int64_t k = kc8; k < kc; ++k)  // column tail (< 8): scalar, once per panel
-        for (int64_t r = 0; r < kPanelRows; ++r) {
-          if constexpr (sizeof(W) == 2)
-            panel[k * kPanelRows + r] = f16_to_f32_scalar(wr[r * ldw + k0 + k]);
-          else
-            panel[k * kPanelRows + r] = wr[r * ldw + k0 + k];
-        }
-      magnetar_matmul_panel16_avx2(panel, kc, x + k0, ldx, y + r0, ldy, n_tokens, k0 > 0 ? 1 : 0);
+      for (int64_t t = 0; t < tokens; ++t)
+        std::memcpy(y + (t0 + t) * ldy + r0, scratch + t * kPanelRows, sizeof(float) * kPanelRows);
     }
   }
   if (panel_rows == rows) return;

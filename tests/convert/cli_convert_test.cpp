@@ -17,12 +17,14 @@ int run_cli(const std::string& args, const std::string& dir, std::string* out, s
   const std::string out_path = dir + "/stdout.txt", err_path = dir + "/stderr.txt";
   // make_preferred: cmd.exe (std::system on Windows) cannot run "/dir/x.exe", but runs "\dir\x.exe".
   const std::string cli = fs::path(MAGNETAR_CLI_PATH).make_preferred().string();
-  std::string command =
+  const std::string command =
       "\"" + cli + "\" " + args + " > \"" + out_path + "\" 2> \"" + err_path + "\"";
 #ifdef _WIN32
-  command = "\"" + command + "\"";  // cmd /c strips the first and the last quote of the line
-#endif
+  // cmd.exe /c strips the first and last quote of a command line that starts with one.
+  int status = std::system(("\"" + command + "\"").c_str());
+#else
   int status = std::system(command.c_str());
+#endif
   *out = read_file(out_path);
   *err = read_file(err_path);
   fs::remove(out_path);

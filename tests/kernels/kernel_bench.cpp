@@ -6,7 +6,7 @@
 // Medians over --reps runs, measurements interleaved so machine noise hits all of them alike.
 //
 // Usage: magnetar-kernel-bench [--threads 1,2] [--reps 7] [--mb 256] [--cols 2048]
-//                              [--tokens 512] [--skip-reference]
+//                              [--tokens 512] [--mm-shape 2048x2048] [--skip-reference]
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -46,7 +46,9 @@ struct Options {
   int64_t mb = 256;
   int64_t cols = 2048;
   int64_t tokens = 512;
+  int64_t mm_rows = 2048, mm_cols = 2048;
   bool reference = true;
+  bool matmul_only = false;
 };
 
 Options parse(int argc, char** argv) {
@@ -76,12 +78,20 @@ Options parse(int argc, char** argv) {
       o.cols = std::max<int64_t>(16, std::atoll(next()));
     } else if (a == "--tokens") {
       o.tokens = std::max<int64_t>(1, std::atoll(next()));
+    } else if (a == "--mm-shape") {
+      const std::string v = next();
+      const size_t xpos = v.find('x');
+      o.mm_rows = std::max<int64_t>(16, std::atoll(v.substr(0, xpos).c_str()));
+      o.mm_cols = xpos == std::string::npos ? o.mm_rows
+                                            : std::max<int64_t>(16, std::atoll(v.substr(xpos + 1).c_str()));
+    } else if (a == "--matmul-only") {
+      o.matmul_only = true;
     } else if (a == "--skip-reference") {
       o.reference = false;
     } else {
       std::fprintf(stderr,
                    "usage: magnetar-kernel-bench [--threads 1,2] [--reps N] [--mb MB] [--cols N] "
-                   "[--tokens N] [--skip-reference]\n");
+                   "[--tokens N] [--mm-shape ROWSxCOLS] [--matmul-only] [--skip-reference]\n");
       std::exit(a == "--help" || a == "-h" ? 0 : 2);
     }
   }
@@ -149,6 +159,7 @@ int main(int argc, char** argv) {
   const ops::Matrix m{weights, format::DType::F16, rows, cols};
   const double gb = static_cast<double>(rows * cols * 2) / 1e9;
 
+  if (!opt.matmul_only) {
   // --- read ceiling vs matvec_f16, per thread count -----------------------------------------
   // Shapes of Gemma-2B's matrices (rows x cols; the LM head cut to 64K rows). Each call reads a
   // different window of the 256 MB buffer, so no matrix is served from the last-level cache.
@@ -213,9 +224,11 @@ int main(int argc, char** argv) {
                   median(ref_gbs), median(shape_wall[0]) / median(ref_gbs));
     }
   }
+  }
 
   // --- matmul_f16 (prefill) vs the FP32 FMA peak -------------------------------------------
-  const int64_t mm_rows = 2048, mm_cols = 2048, tokens = opt.tokens;
+  const int64_t mm_rows = opt.mm_rows, mm_cols = std::min(opt.mm_cols, rows * cols / opt.mm_rows),
+                tokens = opt.tokens;
   std::vector<float> xs(static_cast<size_t>(tokens * mm_cols)), ys(static_cast<size_t>(tokens * mm_rows));
   for (size_t i = 0; i < xs.size(); ++i) xs[i] = std::cos(0.01f * static_cast<float>(i % 1000));
   const ops::Matrix mm{weights, format::DType::F16, mm_rows, mm_cols};

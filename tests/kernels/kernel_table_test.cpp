@@ -123,6 +123,13 @@ TEST_P(KernelTableTest, MatmulF16MatchesOracle) {
         check_matmul<uint16_t>(k(), rng, rows, cols, n_tokens, (rows + cols) % 2);
 }
 
+TEST_P(KernelTableTest, MatmulF16LargeBatches) {
+  // Batches the asm driver splits into token blocks: > 510 tokens, and x wider than 8 MiB
+  // (16390 columns: 126-token blocks), both with row and column tails.
+  check_matmul<uint16_t>(k(), rng, 33, 16, 1100, 1);
+  check_matmul<uint16_t>(k(), rng, 17, 16390, 260, 0);
+}
+
 TEST_P(KernelTableTest, MatmulF32MatchesOracle) {
   for (int64_t n_tokens : {1, 2, 3, 5, 8, 13, 17})
     for (int64_t rows : {1, 3, 4, 8, 9, 17, 33})
