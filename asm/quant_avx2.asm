@@ -8,11 +8,10 @@
 ; d_w * d_x into 8-lane accumulators. Four rows share each activation load; a one-row loop
 ; takes the tail rows.
 
-%include "quant_abi_tmp.inc"
 
 %include "quant_common.inc"
 
-QRODATA
+RODATA
 align 32
 abs_mask:   times 8 dd 0x7fffffff
 ones_i16:   times 16 dw 1
@@ -26,7 +25,7 @@ f_one:      dd 1.0
 ; void magnetar_quantize_act_avx2(const float* x, ActBlock* out, int64_t n)   n % 32 == 0
 ; d = amax / 127, q = round-to-nearest-even(x * (1 / d)) (0 when d == 0), sum = sum of q.
 ; ------------------------------------------------------------------------------------------------
-QFUNC magnetar_quantize_act_avx2
+FUNCTION quantize_act_avx2, 3, QUANT_GPRS, 16
   shr arg2, 5                          ; blocks
   jz .done
   vmovaps ymm15, [rel abs_mask]
@@ -85,7 +84,7 @@ QFUNC magnetar_quantize_act_avx2
   dec arg2
   jnz .block
 .done:
-  QRET
+  RET
 
 ; ------------------------------------------------------------------------------------------------
 ; void magnetar_matvec_q8_0_avx2(const void* w, const ActBlock* x, float* y, int64_t rows,
@@ -106,6 +105,7 @@ QFUNC magnetar_quantize_act_avx2
 
 ; Q8_DOT4 acc, tmp, row_ptr, k: as Q8_DOT, with row k's scale taken from SCALES4's ymm7
 %macro Q8_DOT4 4
+  prefetchnta [%3 + t1 + QUANT_PREFETCH]
   vmovdqu ymm%2, [%3 + t1 + 2]
   vpsignb ymm%2, ymm%2, ymm4
   vpmaddubsw ymm%2, ymm5, ymm%2
@@ -115,7 +115,7 @@ QFUNC magnetar_quantize_act_avx2
   vfmadd231ps ymm%1, ymm%2, ymm12
 %endmacro
 
-QFUNC magnetar_matvec_q8_0_avx2
+FUNCTION matvec_q8_0_avx2, 5, QUANT_GPRS, 16
   mov t0, arg4
   shr t0, 5
   imul t0, t0, Q8_BLOCK                ; row bytes
@@ -175,7 +175,7 @@ QFUNC magnetar_matvec_q8_0_avx2
   dec arg3
   jnz .row1
 .done:
-  QRET
+  RET
 
 ; ------------------------------------------------------------------------------------------------
 ; void magnetar_matvec_q4_0_avx2(const void* w, const ActBlock* x, float* y, int64_t rows,
@@ -198,6 +198,7 @@ QFUNC magnetar_matvec_q8_0_avx2
 
 ; Q4_DOT4 acc, tmp, row_ptr, k: as Q4_DOT, with row k's scale taken from SCALES4's ymm7
 %macro Q4_DOT4 4
+  prefetchnta [%3 + t1 + QUANT_PREFETCH]
   vbroadcasti128 ymm%2, [%3 + t1 + 2]
   vpsrlvq ymm%2, ymm%2, ymm5
   vpand ymm%2, ymm%2, ymm14
@@ -209,7 +210,7 @@ QFUNC magnetar_matvec_q8_0_avx2
   vfmadd231ps ymm%1, ymm%2, ymm12
 %endmacro
 
-QFUNC magnetar_matvec_q4_0_avx2
+FUNCTION matvec_q4_0_avx2, 5, QUANT_GPRS, 16
   mov t0, arg4
   shr t0, 5
   imul t0, t0, Q4_BLOCK                ; row bytes
@@ -271,4 +272,4 @@ QFUNC magnetar_matvec_q4_0_avx2
   dec arg3
   jnz .row1
 .done:
-  QRET
+  RET

@@ -4,10 +4,9 @@
 ; where AVX2 needs vpmaddubsw + vpmaddwd, and for Q4_0 the "- 8 × sum(x)" term is the
 ; accumulator's starting value instead of a separate subtraction.
 
-%include "quant_abi_tmp.inc"
 %include "quant_common.inc"
 
-QRODATA
+RODATA
 align 32
 low_nibble:   times 32 db 0x0f
 nibble_shift: dq 0, 0, 4, 4            ; vpsrlvq counts: low lane as is, high lane >> 4
@@ -20,6 +19,7 @@ nibble_shift: dq 0, 0, 4, 4            ; vpsrlvq counts: low lane as is, high la
 ; Q8V_INT tmp, row_ptr: ymm<tmp> = float lanes of the block's int8 dot product
 ; (ymm4 = x qs, ymm5 = |x qs|; ymm13 is the int32 accumulator).
 %macro Q8V_INT 2
+  prefetchnta [%2 + t1 + QUANT_PREFETCH]
   vmovdqu ymm%1, [%2 + t1 + 2]
   vpsignb ymm%1, ymm%1, ymm4           ; w * sign(x), so the u8 operand can be |x|
   vpxor xmm13, xmm13, xmm13
@@ -27,7 +27,7 @@ nibble_shift: dq 0, 0, 4, 4            ; vpsrlvq counts: low lane as is, high la
   vcvtdq2ps ymm%1, ymm13
 %endmacro
 
-QFUNC magnetar_matvec_q8_0_avx512vnni
+FUNCTION matvec_q8_0_avx512vnni, 5, QUANT_GPRS, 16
   mov t0, arg4
   shr t0, 5
   imul t0, t0, Q8_BLOCK                ; row bytes
@@ -93,7 +93,7 @@ QFUNC magnetar_matvec_q8_0_avx512vnni
   dec arg3
   jnz .row1
 .done:
-  QRET
+  RET
 
 ; ------------------------------------------------------------------------------------------------
 ; void magnetar_matvec_q4_0_avx512vnni(const void* w, const ActBlock* x, float* y, int64_t rows,
@@ -103,6 +103,7 @@ QFUNC magnetar_matvec_q8_0_avx512vnni
 ; Q4V_INT tmp, row_ptr: ymm<tmp> = float lanes of sum (q - 8) * x for the block. The int32
 ; accumulator starts at -sum(x) in each of its 8 lanes (ymm13), which totals -8 × sum(x).
 %macro Q4V_INT 2
+  prefetchnta [%2 + t1 + QUANT_PREFETCH]
   vbroadcasti128 ymm%1, [%2 + t1 + 2]
   vpsrlvq ymm%1, ymm%1, ymm14          ; high lane: the high nibbles (elements 16..31)
   vpand ymm%1, ymm%1, ymm15
@@ -111,7 +112,7 @@ QFUNC magnetar_matvec_q8_0_avx512vnni
   vcvtdq2ps ymm%1, ymm5
 %endmacro
 
-QFUNC magnetar_matvec_q4_0_avx512vnni
+FUNCTION matvec_q4_0_avx512vnni, 5, QUANT_GPRS, 16
   mov t0, arg4
   shr t0, 5
   imul t0, t0, Q4_BLOCK                ; row bytes
@@ -183,4 +184,4 @@ QFUNC magnetar_matvec_q4_0_avx512vnni
   dec arg3
   jnz .row1
 .done:
-  QRET
+  RET

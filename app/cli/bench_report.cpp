@@ -40,7 +40,8 @@ nlohmann::json report_to_json(const BenchReport& r) {
                     {"generation",
                      {{"tokens", run.generated_tokens},
                       {"tokens_per_second", run.generate_tokens_per_second},
-                      {"engine_tokens_per_second", run.engine_generate_tokens_per_second}}},
+                      {"engine_tokens_per_second", run.engine_generate_tokens_per_second},
+                      {"cpu_clock_tokens_per_second", run.cpu_clock_generate_tokens_per_second}}},
                     {"achieved_gbps", run.achieved_gbps},
                     {"percent_of_ceiling", run.percent_of_ceiling},
                     {"prefill_gflops", run.prefill_gflops},
@@ -139,6 +140,14 @@ std::string report_to_table(const BenchReport& r) {
       out += "prefill  " + std::to_string(run.threads) + " thread(s): " +
              format("%.1f", run.prefill_gflops) + " GFLOP/s on the " +
              std::to_string(run.prompts.back().tokens) + "-token prompt\n";
+  for (const auto& run : r.runs)
+    if (run.cpu_clock_generate_tokens_per_second > 0) {
+      const double gbps = static_cast<double>(r.weight_bytes_per_token) *
+                          run.cpu_clock_generate_tokens_per_second / 1e9;
+      out += "cpu clk  " + std::to_string(run.threads) + " thread(s): " +
+             format("%.2f", run.cpu_clock_generate_tokens_per_second) + " tok/s = " +
+             format("%.1f", gbps) + " GB/s while on a CPU (wall clock above)\n";
+    }
   out += "memory   peak resident " + format("%.1f", mib(r.peak_resident_bytes)) +
          " MiB; while generating " + format("%.1f", mib(r.resident_during_generation_bytes)) +
          " MiB, of which " + format("%.1f", static_cast<double>(other_resident_bytes(r)) / 1048576.0) +

@@ -25,6 +25,9 @@ struct ThreadRun {
   int generated_tokens = 0;
   double generate_tokens_per_second = 0;         // median, timed between tokens by the bench
   double engine_generate_tokens_per_second = 0;  // median of GenerationStats, as a cross-check
+  // threads x tokens / process CPU seconds while decoding: what a thread that is never
+  // descheduled would do. Equals the wall-clock rate on a quiet machine; spinning workers count.
+  double cpu_clock_generate_tokens_per_second = 0;
   double achieved_gbps = 0;                      // weight_bytes_per_token x tokens/s
   double percent_of_ceiling = 0;
   double prefill_gflops = 0;       // longest prompt: 2 x matrix parameters x tokens/s

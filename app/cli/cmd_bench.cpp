@@ -3,15 +3,19 @@
 // memory, idle CPU and thread-pool latency. Results are medians over repetitions; the table and
 // the --json document are rendered by bench_report.cpp.
 #include <algorithm>
+#include <cstdio>
 #include <atomic>
 #include <chrono>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <memory>
 #include <thread>
 
 #include "bench_report.h"
 #include "cli.h"
+#include "core/bandwidth.h"
 #include "core/platform.h"
 #include "core/thread_pool.h"
 #include "format/model_format.h"
@@ -25,13 +29,16 @@ namespace {
 const char* kUsage =
     "magnetar-cli bench -m MODEL [--threads 1,2] [--reps N] [--prompts 64,128,512] [--gen N]\n"
     "                   [--kernels auto|reference|asm] [--load read|map] [--json]\n"
-    "                   [--cached-ceiling] [--idle-seconds S]\n"
+    "                   [--json-file PATH] [--cached-ceiling] [--idle-seconds S]\n"
+    "magnetar-cli bench --ceiling-only [--json]\n"
     "  Measures the read-bandwidth ceiling (1..cores threads) and, per thread count, prompt\n"
     "  processing tokens/s, time to first token (128-token prompt), generation tokens/s, achieved\n"
     "  GB/s and its share of the ceiling; medians over --reps (default 3). Prompts are random\n"
     "  token ids; generation is greedy and ignores end-of-generation tokens.\n"
     "  --threads: default 1..the cores available.  --gen: generated tokens (default 128).\n"
     "  --cached-ceiling: reuse the cached probe instead of measuring (a few seconds).\n"
+    "  --json-file: also write the JSON document to PATH (the table still prints).\n"
+    "  --ceiling-only: measure (and cache) the read-bandwidth ceiling alone; no model.\n"
     "  --idle-seconds: process CPU time measured over this idle time after generating (default\n"
     "  5; 0 skips).  Use a synthetic model (`magnetar-cli synth`) to measure without downloads.";
 
@@ -98,6 +105,10 @@ struct Timeline {
   std::vector<double> token_times;  // reserved before generating: the callback never allocates
   uint64_t max_resident = 0;
   bool sample_rss = false;
+  // Process CPU seconds at the first and the last token: decode time on the CPU clock, which a
+  // busy machine's scheduler does not stretch (for one thread; see docs/PERFORMANCE.md).
+  double cpu_first = 0, cpu_last = 0;
+  size_t last_index = 0;  // token index whose CPU time is cpu_last
 };
 
 // One generate() call on a fresh context; token_times[i] = seconds from the call to token i.
@@ -106,6 +117,7 @@ Status timed_generate(Session& session, const std::vector<int>& prompt, int max_
   session.reset();
   timeline->token_times.clear();
   timeline->token_times.reserve(static_cast<size_t>(max_tokens) + 1);
+  timeline->last_index = static_cast<size_t>(max_tokens) - 1;
   GenerateRequest request;
   request.prompt = prompt;
   request.max_tokens = max_tokens;
@@ -114,6 +126,9 @@ Status timed_generate(Session& session, const std::vector<int>& prompt, int max_
   const double t0 = platform::now_seconds();
   request.on_token = [&](const TokenEvent&) {
     timeline->token_times.push_back(seconds_since(t0));
+    const size_t n = timeline->token_times.size();
+    if (n == 1) timeline->cpu_first = platform::process_cpu_seconds();
+    if (n == timeline->last_index + 1) timeline->cpu_last = platform::process_cpu_seconds();
     if (timeline->sample_rss && timeline->token_times.size() % 32 == 1)
       timeline->max_resident = std::max(timeline->max_resident, current_resident_bytes());
     return true;
@@ -127,18 +142,53 @@ Status timed_generate(Session& session, const std::vector<int>& prompt, int max_
   return Status::ok();
 }
 
+// The probe alone: what the app's dashboard shows, refreshed in the cache.
+int run_ceiling_only(bool json) {
+  const double t0 = platform::now_seconds();
+  const BandwidthProfile ceiling = cached_read_bandwidth(/*force_remeasure=*/true);
+  const double seconds = seconds_since(t0);
+  if (ceiling.points.empty()) {
+    std::cerr << "magnetar-cli bench: not enough memory for the bandwidth probe's buffer\n";
+    return 1;
+  }
+  const CpuInfo& cpu = cpu_info();
+  if (json) {
+    nlohmann::json points = nlohmann::json::array();
+    for (const auto& p : ceiling.points)
+      points.push_back({{"threads", p.threads}, {"read_gbps", p.read_gbps}});
+    std::cout << nlohmann::json{{"cpu", {{"brand", cpu.brand}, {"logical_cores", cpu.logical_cores}}},
+                                {"ceiling", {{"buffer_bytes", ceiling.buffer_bytes},
+                                             {"points", points}}},
+                                {"seconds", seconds}}
+                     .dump(2)
+              << "\n";
+    return 0;
+  }
+  std::cout << "cpu      " << cpu.brand << ", " << cpu.logical_cores << " logical cores\n"
+            << "probe    " << ceiling.buffer_bytes / 1048576 << " MiB buffer, median of "
+            << bandwidth::kTimedPasses << " passes per thread count, " << seconds << " s in all\n\n"
+            << "threads  read GB/s\n";
+  for (const auto& p : ceiling.points) {
+    char line[64];
+    std::snprintf(line, sizeof line, "%7d  %9.1f\n", p.threads, p.read_gbps);
+    std::cout << line;
+  }
+  return 0;
+}
+
 int run_bench(const std::vector<std::string>& argv) {
   const std::vector<std::string> value_options = {"-m", "--model", "--threads", "--reps",
                                                   "--prompts", "--gen", "--kernels", "--load",
-                                                  "--idle-seconds"};
+                                                  "--idle-seconds", "--json-file"};
   Args args(argv, value_options);
   if (!args.ok()) return usage_error(kBench, args.error());
   std::vector<std::string> known = value_options;
-  known.insert(known.end(), {"--json", "--cached-ceiling"});
+  known.insert(known.end(), {"--json", "--cached-ceiling", "--ceiling-only"});
   if (std::string bad = args.unknown_option(known); !bad.empty())
     return usage_error(kBench, "unknown option " + bad);
   if (!args.positional().empty()) return usage_error(kBench, "unexpected " + args.positional()[0]);
   const std::string model_path = args.get({"-m", "--model"});
+  if (args.has("--ceiling-only")) return run_ceiling_only(args.has("--json"));
   if (model_path.empty()) return usage_error(kBench, "no model given (-m MODEL)");
 
   std::vector<int> thread_counts;
@@ -238,7 +288,7 @@ int run_bench(const std::vector<std::string>& argv) {
       return 1;
     }
     std::vector<std::vector<double>> prompt_tps(prompt_lengths.size()), prompt_secs(prompt_lengths.size());
-    std::vector<double> gen_tps, engine_gen_tps;
+    std::vector<double> gen_tps, engine_gen_tps, gen_cpu_tps;
     for (int rep = 0; rep < reps; ++rep) {
       std::cerr << "\rthreads " << threads << ": repetition " << rep + 1 << "/" << reps
                 << "   " << std::flush;
@@ -262,6 +312,7 @@ int run_bench(const std::vector<std::string>& argv) {
       }
       const auto& t = timeline.token_times;
       gen_tps.push_back(gen_tokens / (t[static_cast<size_t>(gen_tokens)] - t[0]));
+      gen_cpu_tps.push_back(gen_tokens * threads / (timeline.cpu_last - timeline.cpu_first));
       engine_gen_tps.push_back(result.stats.generate_tokens_per_second);
     }
     for (size_t i = 0; i < prompt_lengths.size(); ++i) {
@@ -284,6 +335,7 @@ int run_bench(const std::vector<std::string>& argv) {
           2.0 * static_cast<double>(report.matrix_params) * run.prompts.back().tokens_per_second / 1e9;
     run.generate_tokens_per_second = median(gen_tps);
     run.engine_generate_tokens_per_second = median(engine_gen_tps);
+    run.cpu_clock_generate_tokens_per_second = median(gen_cpu_tps);
     run.achieved_gbps =
         static_cast<double>(info.weight_bytes_per_token) * run.generate_tokens_per_second / 1e9;
     std::cerr << "\rthreads " << threads << ": thread-pool latency      " << std::flush;
@@ -319,6 +371,16 @@ int run_bench(const std::vector<std::string>& argv) {
     std::cout << report_to_json(report).dump(2) << "\n";
   else
     std::cout << report_to_table(report);
+  if (const std::string json_file = args.get({"--json-file"}); !json_file.empty()) {
+    std::ofstream out(std::filesystem::path(std::u8string(
+                          reinterpret_cast<const char8_t*>(json_file.data()), json_file.size())),
+                      std::ios::binary | std::ios::trunc);
+    out << report_to_json(report).dump(2) << "\n";
+    if (!out.flush()) {
+      std::cerr << "magnetar-cli bench: cannot write " << json_file << "\n";
+      return 1;
+    }
+  }
   return 0;
 }
 

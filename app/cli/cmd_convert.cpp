@@ -12,7 +12,6 @@
 namespace magnetar::cli {
 namespace {
 
-
 const char kUsage[] =
     "magnetar-cli convert SRC OUT [--dtype f16|f32] [--tokenizer PATH]\n"
     "  SRC   a Hugging Face model folder (config.json, *.safetensors, tokenizer.model) or a\n"
@@ -58,7 +57,7 @@ int run_convert(const std::vector<std::string>& raw_args) {
     if (terminal) {
       const int width = 40, filled = static_cast<int>(fraction * width);
       const int percent = static_cast<int>(fraction * 100);
-      if (percent == last_step && p.bytes_done != p.bytes_total) return;
+      if (percent == last_step) return;  // redraw only when the percentage changes
       last_step = percent;
       std::printf("\r[%.*s%*s] %3d%%  %s / %s ", filled,
                   "########################################", width - filled, "", percent,

@@ -40,6 +40,7 @@ EngineBridge::~EngineBridge() {
   }
   doorbell_.notify_one();
   thread_.join();
+  if (machine_thread_.joinable()) machine_thread_.join();
 }
 
 void EngineBridge::send(EngineCommand command) {
@@ -124,7 +125,9 @@ void EngineBridge::run() {
 
 void EngineBridge::execute(EngineCommand& command) {
   switch (command.kind) {
-    case EngineCommand::Kind::MeasureMachine: measure_machine(); break;
+    case EngineCommand::Kind::MeasureMachine:
+      if (!machine_thread_.joinable()) machine_thread_ = std::thread([this] { measure_machine(); });
+      break;
     case EngineCommand::Kind::Load: load(command); break;
     case EngineCommand::Kind::Unload:
       session_.reset();
@@ -147,7 +150,9 @@ void EngineBridge::measure_machine() {
     std::lock_guard<std::mutex> lock(mailbox_mutex_);
     machine_ = profile;
   }
-  emit_simple(EventKind::MachineReady, 0);
+  // Not an event: the event queue has exactly one producer, the engine thread.
+  machine_ready_.store(true);
+  wake_();
 }
 
 void EngineBridge::load(const EngineCommand& command) {

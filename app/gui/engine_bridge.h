@@ -42,12 +42,14 @@ class EngineBridge {
   EngineBridge(const EngineBridge&) = delete;
   EngineBridge& operator=(const EngineBridge&) = delete;
 
-  // UI thread only.
+  // UI thread only. MeasureMachine runs on a thread of its own; machine_ready() says when
+  // machine() holds the result.
   void send(EngineCommand command);
   void cancel(uint64_t request_id);  // stops that request if it runs or is queued
   bool poll(EngineEvent* out);
   std::optional<ModelInfo> take_model_info();
   MachineProfile machine() const;
+  bool machine_ready() const { return machine_ready_.load(); }
 
  private:
   void run();  // the engine thread
@@ -68,6 +70,7 @@ class EngineBridge {
   std::condition_variable doorbell_;
   std::atomic<bool> wake_pending_{false};
   std::atomic<bool> quitting_{false};
+  std::atomic<bool> machine_ready_{false};
 
   // Cancellation: the UI raises cancel_upto_ and the flag; the engine re-arms the flag for
   // each request from cancel_upto_ (see begin_request in the .cpp for the ordering argument).
@@ -82,6 +85,9 @@ class EngineBridge {
   std::unique_ptr<Model> model_;
   std::unique_ptr<Session> session_;
   std::thread thread_;
+  // The bandwidth probe (seconds on first start, then cached) runs beside the engine thread so
+  // it never delays loading a model.
+  std::thread machine_thread_;
 };
 
 }  // namespace magnetar::app

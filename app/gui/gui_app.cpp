@@ -15,9 +15,11 @@
 #include <backends/imgui_impl_opengl3.h>
 #include <imgui.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <memory>
 #include <thread>
 
 #include "core/settings_file.h"
@@ -26,8 +28,9 @@
 #include "ui.h"
 
 #ifdef _WIN32
-#include <shellapi.h>
 #include <windows.h>
+// windows.h first: shellapi.h needs its types.
+#include <shellapi.h>
 #endif
 
 namespace magnetar::app {
@@ -190,6 +193,16 @@ int run(int argc, char** argv) {
     glfwTerminate();
     return 1;
   }
+  // Scaled to a high-DPI monitor the window may not fit: keep it inside the work area.
+  if (GLFWmonitor* monitor = glfwGetPrimaryMonitor()) {
+    int area_x = 0, area_y = 0, area_w = 0, area_h = 0, w = 0, h = 0;
+    glfwGetMonitorWorkarea(monitor, &area_x, &area_y, &area_w, &area_h);
+    glfwGetWindowSize(window, &w, &h);
+    if (area_w > 0 && area_h > 0 && (w > area_w || h > area_h)) {
+      glfwSetWindowSize(window, std::min(w, area_w * 9 / 10), std::min(h, area_h * 9 / 10));
+      glfwSetWindowPos(window, area_x + area_w / 20, area_y + area_h / 20);
+    }
+  }
   glfwMakeContextCurrent(window);
   if (!gladLoadGL(glfwGetProcAddress)) {
     std::fprintf(stderr, "magnetar: cannot load OpenGL 3.3 functions\n");
@@ -229,21 +242,35 @@ int run(int argc, char** argv) {
   if (Status status = app.open_store(from_path(to_path(ui.data_dir) / "conversations")); !status)
     app.post(Notice::Level::Error, "Chats cannot be saved: " + status.message(), 0);
 
-  EngineBridge bridge([] { glfwPostEmptyEvent(); });
+  // Destroyed before glfwTerminate(): its thread calls glfwPostEmptyEvent() until it stops.
+  auto bridge_owner = std::make_unique<EngineBridge>([] { glfwPostEmptyEvent(); });
+  EngineBridge& bridge = *bridge_owner;
   ui.bridge = &bridge;
   EngineCommand measure;
   measure.kind = EngineCommand::Kind::MeasureMachine;
   bridge.send(measure);
   for (const std::string& path : args) HandleDroppedPath(ui, path);
 
-  constexpr double kBusyFrameSeconds = 1.0 / 60.0;  // while the engine works
+  // While the engine works, frames are paced so drawing takes at most ~1/6 of one core: 60 fps
+  // with a GPU (a frame costs ~1 ms), fewer with software OpenGL, whose frames cost tens of ms
+  // of the CPU time generation needs.
+  constexpr double kBusyFrameSeconds = 1.0 / 60.0;
+  constexpr double kSlowestBusyFrameSeconds = 0.25;
+  constexpr double kFrameCostShare = 6.0;
   constexpr double kIdleWaitSeconds = 0.5;          // caret blink, toasts
   int settle_frames = 3;  // ImGui needs a frame or two after input to settle hover states
   double last_frame = 0;
   while (!glfwWindowShouldClose(window)) {
     const bool animating = app.busy() || ui.drop.inspecting || settle_frames > 0;
     if (animating) {
-      const double next = last_frame + kBusyFrameSeconds;
+      double recent_cost = 0;  // seconds of the last few frames' CPU work
+      for (size_t i = ui.frame_ms.size() > 8 ? ui.frame_ms.size() - 8 : 0; i < ui.frame_ms.size(); ++i)
+        recent_cost = std::max(recent_cost, ui.frame_ms[i] / 1000.0);
+      const double interval = settle_frames > 0 && !app.busy()
+                                  ? kBusyFrameSeconds
+                                  : std::clamp(recent_cost * kFrameCostShare, kBusyFrameSeconds,
+                                               kSlowestBusyFrameSeconds);
+      const double next = last_frame + interval;
       for (double t = seconds_now(); t < next; t = seconds_now()) glfwWaitEventsTimeout(next - t);
       glfwPollEvents();
       if (settle_frames > 0) --settle_frames;
@@ -259,10 +286,10 @@ int run(int argc, char** argv) {
     while (bridge.poll(&event)) {
       std::optional<ModelInfo> info;
       if (event.kind == EventKind::ModelLoaded) info = bridge.take_model_info();
-      if (event.kind == EventKind::MachineReady) ui.machine = bridge.machine();
       app.on_event(event, ui.now, info ? &*info : nullptr);
       if (event.kind == EventKind::ModelLoaded) ui.settings_dirty = true;  // known_models changed
     }
+    if (!ui.machine.ready && bridge.machine_ready()) ui.machine = bridge.machine();
     for (const std::string& path : drops.paths) HandleDroppedPath(ui, path);
     drops.paths.clear();
 
@@ -292,8 +319,9 @@ int run(int argc, char** argv) {
     if (ui.frame_ms.size() > 120) ui.frame_ms.pop_front();
   }
 
-  if (app.generation.active) bridge.cancel(app.generation.request_id);
+  // Closing mid-answer keeps what was written so far.
   if (app.generation.active) (void)app.store.save(app.generation.conversation_id);
+  bridge_owner.reset();  // cancels what runs and joins the engine thread
   ImGui_ImplOpenGL3_Shutdown();
   ImGui_ImplGlfw_Shutdown();
   ImGui::DestroyContext();

@@ -85,9 +85,10 @@ struct UiState {
   std::string heights_for_id;
   float heights_width = 0;
   std::vector<float> heights;
-  // Parsed markdown of finished messages, keyed by (chat, index, length).
+  // Parsed markdown of the messages of the chat on screen, redone when a message changes.
   struct ParsedMessage {
     size_t length = SIZE_MAX;
+    size_t hash = 0;
     std::vector<MarkdownBlock> blocks;
   };
   std::string parsed_for_id;
@@ -110,11 +111,10 @@ struct WeightTypeChoice {
   const char* label;
   const char* note;
 };
+// The types the converter writes today (convert_model() refuses Q8_0/Q4_0 for now).
 inline constexpr WeightTypeChoice kWeightTypes[] = {
-    {WeightType::F32, "F32", "exact, largest"},
+    {WeightType::F32, "F32", "exact, twice the size"},
     {WeightType::F16, "F16", "recommended: same answers, half the size"},
-    {WeightType::Q8_0, "Q8_0", "8-bit blocks, about half of F16"},
-    {WeightType::Q4_0, "Q4_0", "4-bit blocks, smallest and fastest"},
 };
 
 // ui_theme.cpp

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 
 #include "core/text_util.h"
 #include "ui.h"
@@ -188,11 +189,24 @@ void ContextMeter(UiState& ui, float width) {
 void TopBar(UiState& ui, Conversation* chat) {
   AppState& app = *ui.app;
   const float s = ui.scale;
+  // Right side first (measured), so the title knows how much room it has.
+  const char* dashboard_label = ui.show_dashboard ? "Hide stats" : "Live stats";
+  const char* labels[] = {"Chat settings", "Copy chat", "Export", dashboard_label};
+  float buttons_width = 0;
+  for (const char* label : labels)
+    buttons_width += ImGui::CalcTextSize(label).x + ImGui::GetStyle().FramePadding.x * 2 + ImGui::GetStyle().ItemSpacing.x;
+
   ImGui::PushFont(ui.fonts.heading);
-  const std::string title = chat ? chat->title : std::string("Welcome");
+  std::string title = chat ? chat->title : std::string("Welcome");
+  const float title_room = ImGui::GetContentRegionAvail().x - buttons_width - 16 * s;
+  if (ImGui::CalcTextSize(title.c_str()).x > title_room) {  // cut with an ellipsis, UTF-8 safe
+    while (!title.empty() && ImGui::CalcTextSize((title + "…").c_str()).x > title_room)
+      title = utf8_truncate(title, title.size() - 1);
+    title += "…";
+  }
   ImGui::TextUnformatted(title.c_str());
   ImGui::PopFont();
-  if (chat && ImGui::IsItemHovered()) ImGui::SetTooltip("Double-click to rename");
+  if (chat && ImGui::IsItemHovered()) ImGui::SetTooltip("%s\n(double-click to rename)", chat->title.c_str());
   if (chat && ImGui::IsItemHovered() && ImGui::IsMouseDoubleClicked(0)) {
     ui.rename_id = chat->id;
     ui.rename_text = chat->title;
@@ -200,11 +214,6 @@ void TopBar(UiState& ui, Conversation* chat) {
   }
 
   // Right side: actions, right-aligned by their measured widths.
-  const char* dashboard_label = ui.show_dashboard ? "Hide stats" : "Live stats";
-  const char* labels[] = {"Chat settings", "Copy chat", "Export", dashboard_label};
-  float buttons_width = 0;
-  for (const char* label : labels)
-    buttons_width += ImGui::CalcTextSize(label).x + ImGui::GetStyle().FramePadding.x * 2 + ImGui::GetStyle().ItemSpacing.x;
   ImGui::SameLine(std::max(ImGui::GetCursorPosX() + 20 * s,
                            ImGui::GetWindowContentRegionMax().x - buttons_width + ImGui::GetStyle().ItemSpacing.x));
   ImGui::BeginDisabled(chat == nullptr);
@@ -361,9 +370,11 @@ void DrawMessage(UiState& ui, Conversation& chat, size_t index, float left, floa
     }
     if (ui.parsed.size() < chat.messages.size()) ui.parsed.resize(chat.messages.size());
     UiState::ParsedMessage& cache = ui.parsed[index];
-    if (cache.length != m.content.size()) {
+    const size_t hash = std::hash<std::string>{}(m.content);  // microseconds; parsing is not
+    if (cache.length != m.content.size() || cache.hash != hash) {
       cache.blocks = parse_markdown(m.content);
       cache.length = m.content.size();
+      cache.hash = hash;
     }
     RenderMarkdown(ui, cache.blocks, wrap_x);
   }
@@ -459,7 +470,11 @@ void InputArea(UiState& ui) {
   const bool enter = ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Enter)) ||
                      ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_KeyPadEnter));
   const bool saved_ctrl = io.KeyCtrl;
-  if (enter && io.KeyShift) io.KeyCtrl = true;
+  const ImGuiKeyModFlags saved_mods = io.KeyMods;
+  if (enter && io.KeyShift) {
+    io.KeyCtrl = true;  // ImGui asserts that KeyMods agrees with the KeyCtrl/KeyShift booleans
+    io.KeyMods |= ImGuiKeyModFlags_Ctrl;
+  }
   if (ui.focus_input && !ImGui::IsPopupOpen(nullptr, ImGuiPopupFlags_AnyPopupId)) {
     ImGui::SetKeyboardFocusHere();
     ui.focus_input = false;
@@ -471,6 +486,7 @@ void InputArea(UiState& ui) {
       ImGuiInputTextFlags_EnterReturnsTrue | ImGuiInputTextFlags_CtrlEnterForNewLine);
   ImGui::PopStyleVar(2);
   io.KeyCtrl = saved_ctrl;
+  io.KeyMods = saved_mods;
   if (ui.input.empty()) {
     // Placeholder text (multiline boxes have no hint in ImGui 1.86).
     const ImVec2 p = ImGui::GetItemRectMin();

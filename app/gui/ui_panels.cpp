@@ -38,9 +38,12 @@ void HelpText(const char* text) {
 void Gauge(const char* label, double value, double ceiling, const char* unit, ImU32 color, float width) {
   const float s = ImGui::GetFontSize() / 15.5f;
   ImGui::TextUnformatted(label);
+  auto digits = [](double v) { return v < 1 ? 3 : v < 100 ? 1 : 0; };  // tiny models read KB/token
   char right[64];
-  if (ceiling > 0) std::snprintf(right, sizeof right, "%.1f / %.1f %s", value, ceiling, unit);
-  else std::snprintf(right, sizeof right, "%.1f %s", value, unit);
+  if (ceiling > 0)
+    std::snprintf(right, sizeof right, "%.*f / %.*f %s", digits(value), value, digits(ceiling), ceiling, unit);
+  else
+    std::snprintf(right, sizeof right, "%.*f %s", digits(value), value, unit);
   ImGui::SameLine(std::max(ImGui::GetCursorPosX(), ImGui::GetCursorStartPos().x + width - ImGui::CalcTextSize(right).x));
   ImGui::TextDisabled("%s", right);
   const ImVec2 p = ImGui::GetCursorScreenPos();
@@ -109,12 +112,11 @@ void SpeedTable(UiState& ui) {
     ImGui::TextDisabled("(waiting for the bandwidth measurement)");
     return;
   }
-  if (ImGui::BeginTable("##expect", 4, ImGuiTableFlags_BordersInnerH | ImGuiTableFlags_RowBg |
+  if (ImGui::BeginTable("##expect", 3, ImGuiTableFlags_BordersInnerH | ImGuiTableFlags_RowBg |
                                            ImGuiTableFlags_SizingStretchSame)) {
     ImGui::TableSetupColumn("Model");
-    ImGui::TableSetupColumn("F16");
-    ImGui::TableSetupColumn("Q8_0");
-    ImGui::TableSetupColumn("Q4_0");
+    ImGui::TableSetupColumn("F16 weights");
+    ImGui::TableSetupColumn("F32 weights");
     ImGui::TableHeadersRow();
     const struct { const char* name; double params; } sizes[] = {
         {"1B (TinyLlama)", 1.1e9}, {"2B (Gemma 2B)", 2.5e9}, {"7B (Llama 2)", 6.7e9}, {"9B (Gemma 2)", 9.2e9}};
@@ -122,7 +124,7 @@ void SpeedTable(UiState& ui) {
       ImGui::TableNextRow();
       ImGui::TableNextColumn();
       ImGui::TextUnformatted(size.name);
-      for (WeightType t : {WeightType::F16, WeightType::Q8_0, WeightType::Q4_0}) {
+      for (WeightType t : {WeightType::F16, WeightType::F32}) {
         ImGui::TableNextColumn();
         const double tps = predicted_tokens_per_second(
             static_cast<uint64_t>(size.params * bytes_per_parameter(t)), ui.machine.best_gbps);
@@ -145,10 +147,14 @@ void DrawWelcome(UiState& ui) {
   ImGui::SetCursorPosX(left);
   ImGui::BeginGroup();
   ImGui::PushFont(ui.fonts.big);
-  ImGui::TextUnformatted("Drop a model here");
+  if (app.model.present) ImGui::Text("Ready: %s", app.model.name.c_str());
+  else ImGui::TextUnformatted("Drop a model here");
   ImGui::PopFont();
   ImGui::PushTextWrapPos(left + width);
-  HelpText("Drag a Hugging Face model folder (with config.json and .safetensors) anywhere onto this "
+  if (app.model.present)
+    HelpText("Type a message below to start a chat (Ctrl+N starts another). To switch models, drop "
+             "another model folder or .mgn file onto the window, or open the model library.");
+  else HelpText("Drag a Hugging Face model folder (with config.json and .safetensors) anywhere onto this "
            "window: Magnetar reads it, tells you what it is and how fast it will run, converts it "
            "once into a single .mgn file, and loads it. A .mgn file you drop loads directly. "
            "Llama 2, Gemma and Gemma 2 models are supported.");
@@ -368,8 +374,10 @@ void DrawNotices(UiState& ui, ImVec2 area_min, ImVec2 area_max) {
                                     ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_NoFocusOnAppearing |
                                     ImGuiWindowFlags_AlwaysAutoResize | ImGuiWindowFlags_NoNav);
     const ImVec2 wp = ImGui::GetWindowPos(), ws = ImGui::GetWindowSize();
-    ImGui::GetWindowDrawList()->AddRectFilled(wp, ImVec2(wp.x + 4 * s, wp.y + ws.y), edge, 8 * s,
+    ImGui::PushClipRect(wp, ImVec2(wp.x + ws.x, wp.y + ws.y), false);  // the edge sits in the padding
+    ImGui::GetWindowDrawList()->AddRectFilled(wp, ImVec2(wp.x + 5 * s, wp.y + ws.y), edge, 8 * s,
                                               ImDrawFlags_RoundCornersLeft);
+    ImGui::PopClipRect();
     ImGui::PushTextWrapPos(width - 16 * s);
     ImGui::TextUnformatted(it->text.c_str());
     ImGui::PopTextWrapPos();
@@ -633,7 +641,8 @@ void FileDialogContent(UiState& ui) {
     }
   }
   if (!f.error.empty()) ImGui::TextColored(ToVec4(colors::kBad), "%s", f.error.c_str());
-  ImGui::BeginChild("##entries", ImVec2(640 * s, 300 * s), true);
+  ImGui::PushStyleColor(ImGuiCol_ChildBg, ToVec4(colors::kCodeBackground));
+  ImGui::BeginChild("##entries", ImVec2(640 * s, 300 * s), true, ImGuiWindowFlags_AlwaysUseWindowPadding);
   std::string open_path, navigate_to;
   for (const FileDialog::Entry& e : f.entries) {
     std::string label = (e.directory ? (e.hf_folder ? "[model folder]  " : "[folder]  ") : "") + e.name;
@@ -651,7 +660,9 @@ void FileDialogContent(UiState& ui) {
       ImGui::TextDisabled("%s", format_bytes(e.bytes).c_str());
     }
   }
+  if (f.entries.empty() && f.error.empty()) ImGui::TextDisabled("(no folders or model files here)");
   ImGui::EndChild();
+  ImGui::PopStyleColor();
   if (!navigate_to.empty()) {
     f.directory = navigate_to;
     f.path_text = navigate_to;
@@ -772,7 +783,8 @@ void Modal(const char* name, bool* open_request, void (*content)(UiState&), UiSt
     *open_request = false;
   }
   const ImVec2 center = ImGui::GetMainViewport()->GetCenter();
-  ImGui::SetNextWindowPos(center, ImGuiCond_Appearing, ImVec2(0.5f, 0.5f));
+  // Always: auto-resizing dialogs change height after their first frame.
+  ImGui::SetNextWindowPos(center, ImGuiCond_Always, ImVec2(0.5f, 0.5f));
   bool keep_open = true;
   if (ImGui::BeginPopupModal(name, closable ? &keep_open : nullptr,
                              ImGuiWindowFlags_AlwaysAutoResize | ImGuiWindowFlags_NoSavedSettings)) {

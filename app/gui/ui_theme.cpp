@@ -3,7 +3,9 @@
 // (drawn here in code: a neutron star with its two beams, the same design as assets/).
 #include <GLFW/glfw3.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <vector>
 
@@ -144,9 +146,11 @@ Fonts LoadFonts(float scale) {
       merge.OversampleH = 1;
       merge.OversampleV = 1;
       merge.PixelSnapH = true;
+      // CJK faces draw smaller than DejaVu at the same pixel size; match the x-height.
+      merge.GlyphOffset.y = 1.0f * scale;
       // Japanese covers kana + the common kanji; simplified-Chinese common adds hanzi.
-      io.Fonts->AddFontFromFileTTF(cjk.c_str(), size, &merge, io.Fonts->GetGlyphRangesJapanese());
-      io.Fonts->AddFontFromFileTTF(cjk.c_str(), size, &merge,
+      io.Fonts->AddFontFromFileTTF(cjk.c_str(), size * 1.12f, &merge, io.Fonts->GetGlyphRangesJapanese());
+      io.Fonts->AddFontFromFileTTF(cjk.c_str(), size * 1.12f, &merge,
                                    io.Fonts->GetGlyphRangesChineseSimplifiedCommon());
       fonts.cjk = true;
     }

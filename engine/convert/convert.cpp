@@ -12,6 +12,8 @@
 #include <vector>
 
 #include "convert/input_file.h"
+#include "convert/gguf_import.h"
+#include "kernels/quant.h"
 #include "convert/plan.h"
 #include "format/model_writer.h"
 #include "kernels/kernels.h"
@@ -34,6 +36,7 @@ Status plan_source(const std::string& source, const std::string& tokenizer_path,
     std::string name = convert::file_name(source);
     if (name == "config.json" || name.find(".safetensors") != std::string::npos)
       return convert::plan_hf_folder(convert::parent_dir(source), plan);
+    if (convert::looks_like_gguf(source)) return convert::plan_gguf(source, plan);
     return convert::plan_llama2c(source, tokenizer_path, plan);
   }
   return Status::error(source + ": not found (expected a Hugging Face model folder or a "
@@ -64,25 +67,47 @@ void widen(SourceDType dtype, const uint8_t* src, float* dst, uint64_t n) {
         dst[i] = kernels::bf16_to_f32_scalar(h);
       }
       break;
+    case SourceDType::Q8_0:  // whole rows of whole blocks: n is a multiple of 32
+      quant::dequantize_row_q8_0(reinterpret_cast<const quant::BlockQ8_0*>(src), dst, int64_t(n));
+      break;
+    case SourceDType::Q4_0:
+      quant::dequantize_row_q4_0(reinterpret_cast<const quant::BlockQ4_0*>(src), dst, int64_t(n));
+      break;
     case SourceDType::Other: break;  // rejected while planning
   }
+}
+
+bool same_block_type(SourceDType source, format::DType out) {
+  return (source == SourceDType::Q8_0 && out == format::DType::Q8_0) ||
+         (source == SourceDType::Q4_0 && out == format::DType::Q4_0);
 }
 
 // llama2.c (Meta) interleaved RoPE rows → Hugging Face rotate-half rows, per head:
 // hf[j * half + i] = meta[2 i + j] for i < head_dim / 2, j ∈ {0, 1}
 // (the permutation transformers' convert_llama_weights_to_hf.py applies to Meta checkpoints).
-void interleaved_to_rotate_half(const float* src, float* dst, uint64_t n_heads, uint64_t head_dim,
-                                uint64_t cols) {
+// Rows of any encoding (row_bytes each): quantized rows move as whole rows, unchanged.
+void interleaved_to_rotate_half_rows(const uint8_t* src, uint8_t* dst, uint64_t n_heads,
+                                     uint64_t head_dim, uint64_t row_bytes) {
   const uint64_t half = head_dim / 2;
   for (uint64_t h = 0; h < n_heads; ++h)
     for (uint64_t i = 0; i < half; ++i)
       for (uint64_t j = 0; j < 2; ++j)
-        std::memcpy(dst + (h * head_dim + j * half + i) * cols,
-                    src + (h * head_dim + 2 * i + j) * cols, cols * 4);
+        std::memcpy(dst + (h * head_dim + j * half + i) * row_bytes,
+                    src + (h * head_dim + 2 * i + j) * row_bytes, row_bytes);
+}
+
+void interleaved_to_rotate_half(const float* src, float* dst, uint64_t n_heads, uint64_t head_dim,
+                                uint64_t cols) {
+  interleaved_to_rotate_half_rows(reinterpret_cast<const uint8_t*>(src), reinterpret_cast<uint8_t*>(dst),
+                                  n_heads, head_dim, cols * 4);
 }
 
 format::DType output_dtype(const PlannedTensor& t, format::DType weight_dtype) {
-  return t.is_norm ? format::DType::F32 : weight_dtype;
+  if (t.is_norm) return format::DType::F32;
+  const bool quantized = weight_dtype == format::DType::Q8_0 || weight_dtype == format::DType::Q4_0;
+  // Quantized rows are whole 32-blocks; other matrices stay F16 (`info` shows which).
+  if (quantized && t.cols % quant::kBlock != 0) return format::DType::F16;
+  return weight_dtype;
 }
 
 class OpenFiles {
@@ -132,8 +157,7 @@ Status run_plan(const ConversionPlan& plan, const std::string& out_path, format:
     for (const SourceRange& part : t.parts) {
       convert::InputFile* file = nullptr;
       MAGNETAR_TRY(files.get(part.file, &file));
-      const uint64_t esize = convert::source_dtype_bytes(part.dtype);
-      const uint64_t row_bytes = part.cols * esize;
+      const uint64_t row_bytes = convert::source_row_bytes(part.dtype, part.cols);
       // Rows per chunk; whole heads when the rows get permuted.
       const uint64_t head_rows = part.interleaved_rope_heads ? part.rows / part.interleaved_rope_heads : 1;
       uint64_t chunk_rows = std::max<uint64_t>(1, kChunkBytes / row_bytes);
@@ -145,6 +169,22 @@ Status run_plan(const ConversionPlan& plan, const std::string& out_path, format:
         raw.resize(rows * row_bytes);
         MAGNETAR_TRY(file->read_at(part.offset + row * row_bytes, raw.data(), raw.size())
                          .with_context("tensor " + part.name));
+        if (same_block_type(part.dtype, dtype) && t.add == 0.0f) {
+          // GGUF Q8_0 / Q4_0 into the same type: blocks are copied (rows permuted whole), never
+          // requantised.
+          const uint8_t* out_rows = raw.data();
+          if (part.interleaved_rope_heads) {
+            encoded.resize(raw.size());
+            interleaved_to_rotate_half_rows(raw.data(), encoded.data(), rows / head_rows, head_rows,
+                                            row_bytes);
+            out_rows = encoded.data();
+          }
+          MAGNETAR_TRY(writer->write_tensor_part(ti, written, out_rows, raw.size()));
+          written += raw.size();
+          progress.bytes_done += raw.size();
+          report("tensor " + t.name);
+          continue;
+        }
         wide.resize(n);
         widen(part.dtype, raw.data(), wide.data(), n);
         const float* values = wide.data();
@@ -158,7 +198,24 @@ Status run_plan(const ConversionPlan& plan, const std::string& out_path, format:
           for (uint64_t i = 0; i < n; ++i) wide[i] += t.add;  // only norms; never permuted
         const void* out = values;
         uint64_t out_bytes = n * 4;
-        if (dtype == format::DType::F16) {
+        if (dtype == format::DType::Q8_0 || dtype == format::DType::Q4_0) {
+          // GGML's reference quantizers, row by row (bit-exact with llama.cpp's output).
+          const bool q8 = dtype == format::DType::Q8_0;
+          const uint64_t qrow = uint64_t(q8 ? quant::row_bytes_q8_0(int64_t(part.cols))
+                                            : quant::row_bytes_q4_0(int64_t(part.cols)));
+          encoded.resize(rows * qrow);
+          for (uint64_t r = 0; r < rows; ++r) {
+            uint8_t* dst = encoded.data() + r * qrow;
+            if (q8)
+              quant::quantize_row_q8_0(values + r * part.cols, reinterpret_cast<quant::BlockQ8_0*>(dst),
+                                       int64_t(part.cols));
+            else
+              quant::quantize_row_q4_0(values + r * part.cols, reinterpret_cast<quant::BlockQ4_0*>(dst),
+                                       int64_t(part.cols));
+          }
+          out = encoded.data();
+          out_bytes = rows * qrow;
+        } else if (dtype == format::DType::F16) {
           encoded.resize(n * 2);
           for (uint64_t i = 0; i < n; ++i) {
             uint16_t h = kernels::f32_to_f16_scalar(values[i]);
@@ -185,11 +242,11 @@ Status weight_dtype_for(WeightType type, format::DType* out) {
   switch (type) {
     case WeightType::F32: *out = format::DType::F32; return Status::ok();
     case WeightType::F16: *out = format::DType::F16; return Status::ok();
-    case WeightType::Q8_0:
-    case WeightType::Q4_0: break;
+    case WeightType::Q8_0: *out = format::DType::Q8_0; return Status::ok();
+    case WeightType::Q4_0: *out = format::DType::Q4_0; return Status::ok();
   }
   return Status::error(std::string("weight type ") + weight_type_name(type) +
-                       " is not supported by the converter (use f16 or f32)");
+                       " is not supported by the converter (use f32, f16, q8_0 or q4_0)");
 }
 
 }  // namespace

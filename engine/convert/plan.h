@@ -22,7 +22,7 @@ struct SourceRange {
   // > 0: the rows are this many attention heads whose q/k rows are in llama2.c's interleaved
   // RoPE layout; they are permuted to Hugging Face's rotate-half layout while converting.
   uint64_t interleaved_rope_heads = 0;
-  uint64_t bytes() const { return rows * cols * source_dtype_bytes(dtype); }
+  uint64_t bytes() const { return rows * source_row_bytes(dtype, cols); }
 };
 
 struct PlannedTensor {

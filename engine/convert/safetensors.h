@@ -12,8 +12,10 @@
 
 namespace magnetar::convert {
 
-enum class SourceDType { F32, F16, BF16, Other };
-uint64_t source_dtype_bytes(SourceDType t);  // 0 for Other
+// Q8_0 / Q4_0: GGUF's 32-element blocks (kernels/quant.h), rows of whole blocks.
+enum class SourceDType { F32, F16, BF16, Q8_0, Q4_0, Other };
+uint64_t source_dtype_bytes(SourceDType t);  // per element; 0 for Other and the block types
+uint64_t source_row_bytes(SourceDType t, uint64_t cols);  // bytes of one row of `cols` elements
 
 struct SafetensorsTensor {
   std::string name;

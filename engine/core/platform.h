@@ -68,6 +68,14 @@ void set_current_thread_affinity(int core);  // best effort; no-op where unsuppo
 // Converts a path given as UTF-8 into the platform's form and back (Windows: UTF-16).
 // Paths inside the engine are UTF-8 std::strings everywhere.
 
+// Futex-style sleeping on a 32-bit atomic (the thread pool's idle wait): wait_while_equal blocks
+// while word == expected and may return spuriously (callers re-check); wake_* wake sleepers.
+// Linux: std::atomic::wait (a futex). Windows: WaitOnAddress — libstdc++'s std::atomic::wait on
+// mingw-w64 (GCC 12) loses wake-ups and deadlocks (GCC bug 106183).
+void wait_while_equal(const std::atomic<uint32_t>& word, uint32_t expected);
+void wake_one(std::atomic<uint32_t>& word);
+void wake_all(std::atomic<uint32_t>& word);
+
 // Anonymous memory for large buffers (KV cache, scratch): 64-byte aligned, zeroed, huge pages
 // requested when bytes is large.
 void* alloc_large(uint64_t bytes);

@@ -264,6 +264,12 @@ void set_current_thread_affinity(int core) {
   sched_setaffinity(0, sizeof(set), &set);
 }
 
+void wait_while_equal(const std::atomic<uint32_t>& word, uint32_t expected) {
+  word.wait(expected, std::memory_order_seq_cst);
+}
+void wake_one(std::atomic<uint32_t>& word) { word.notify_one(); }
+void wake_all(std::atomic<uint32_t>& word) { word.notify_all(); }
+
 void* alloc_large(uint64_t bytes) {
   if (bytes == 0) bytes = 64;
   void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);

@@ -3,7 +3,7 @@
 // for the wide (W) APIs; everything handed back is UTF-8 again.
 //
 // Index: 1. UTF-8 <-> UTF-16 and error text   2. memory (large pages)   3. FileBuffer
-//        4. whole-file helpers   5. directories   6. clocks, memory, CPU queries
+//        4. whole-file helpers   5. directories   6. clocks, memory, CPU queries, waiting
 #include "core/platform.h"
 
 #ifndef WIN32_LEAN_AND_MEAN
@@ -518,6 +518,13 @@ void set_current_thread_affinity(int core) {
   if (core < 0) return;
   SetThreadAffinityMask(GetCurrentThread(), cores[static_cast<size_t>(core) % cores.size()]);
 }
+
+// std::atomic<uint32_t> is a plain 32-bit word: WaitOnAddress compares and sleeps on it directly.
+void wait_while_equal(const std::atomic<uint32_t>& word, uint32_t expected) {
+  WaitOnAddress(const_cast<std::atomic<uint32_t>*>(&word), &expected, sizeof(uint32_t), INFINITE);
+}
+void wake_one(std::atomic<uint32_t>& word) { WakeByAddressSingle(&word); }
+void wake_all(std::atomic<uint32_t>& word) { WakeByAddressAll(&word); }
 
 void* alloc_large(uint64_t bytes) {
   uint64_t reserved = 0;

@@ -1,8 +1,11 @@
-// The persistent worker pool (see thread_pool.h). One job at a time: run() publishes (job, ctx)
-// by bumping a generation counter; workers spin on it for a short while after each job (wake-up
-// in well under a microsecond while a model generates), then sleep in std::atomic::wait (a futex
-// on Linux, WaitOnAddress on Windows) so an idle engine uses no CPU. run() allocates nothing.
+// The persistent worker pool (see thread_pool.h). One job at a time: run() / run_dynamic()
+// publish (job, ctx) by bumping a generation counter; workers spin on it for a short while after each job (wake-up
+// in well under a microsecond while a model generates), then sleep in platform::wait_while_equal
+// (a futex on Linux, WaitOnAddress on Windows) so an idle engine uses no CPU. run() allocates
+// nothing.
 #include "core/thread_pool.h"
+
+#include "core/platform.h"
 
 #include <atomic>
 #include <cassert>
@@ -61,10 +64,12 @@ struct ThreadPool::Impl {
 
   // Job generation: steps by 2; the low bit says the job is dynamic (run_dynamic).
   alignas(64) std::atomic<uint32_t> generation{0};
-  // Dynamic jobs: [generation : 32][closed : 1][workers inside : 31].
+  // Dynamic jobs: [generation : 32][closed : 1][workers inside : 31], and a counter the last
+  // worker to leave a closed job bumps (the caller sleeps on it: platform waits are 32-bit).
   alignas(64) std::atomic<uint64_t> dynamic_state{0};
+  std::atomic<uint32_t> dynamic_done{0};
   alignas(64) std::atomic<int> sleeping_workers{0};
-  alignas(64) std::atomic<int> pending{0};  // workers still running the current job
+  alignas(64) std::atomic<uint32_t> pending{0};  // workers still running the current job
   std::atomic<bool> caller_sleeping{false};
 
   void worker_loop(int index) {
@@ -73,7 +78,7 @@ struct ThreadPool::Impl {
       uint32_t g = spin_while_equal(generation, seen, worker_spin);
       while (g == seen) {
         sleeping_workers.fetch_add(1, std::memory_order_seq_cst);
-        generation.wait(seen, std::memory_order_seq_cst);
+        platform::wait_while_equal(generation, seen);
         sleeping_workers.fetch_sub(1, std::memory_order_relaxed);
         g = generation.load(std::memory_order_acquire);
       }
@@ -86,7 +91,7 @@ struct ThreadPool::Impl {
       job(ctx, index, n_threads);
       if (pending.fetch_sub(1, std::memory_order_acq_rel) == 1 &&
           caller_sleeping.load(std::memory_order_seq_cst))
-        pending.notify_one();
+        platform::wake_one(pending);
     }
   }
 
@@ -104,9 +109,10 @@ struct ThreadPool::Impl {
     }
     job(ctx, index, n_threads);
     const uint64_t after = dynamic_state.fetch_sub(1, std::memory_order_acq_rel) - 1;
-    if ((after & kInsideMask) == 0 && (after & kClosed) &&
-        caller_sleeping.load(std::memory_order_seq_cst))
-      dynamic_state.notify_one();
+    if ((after & kInsideMask) == 0 && (after & kClosed)) {
+      dynamic_done.fetch_add(1, std::memory_order_seq_cst);
+      if (caller_sleeping.load(std::memory_order_seq_cst)) platform::wake_one(dynamic_done);
+    }
   }
 
   uint32_t next_generation(bool dynamic) const {
@@ -116,29 +122,30 @@ struct ThreadPool::Impl {
 
   void publish_and_wake(uint32_t g) {
     generation.store(g, std::memory_order_seq_cst);
-    if (sleeping_workers.load(std::memory_order_seq_cst) > 0) generation.notify_all();
+    if (sleeping_workers.load(std::memory_order_seq_cst) > 0) platform::wake_all(generation);
   }
 
   // Closes the dynamic job to late workers and waits for those inside it.
   void close_and_wait() {
-    uint64_t v = dynamic_state.fetch_or(kClosed, std::memory_order_acq_rel) | kClosed;
+    const uint32_t done_before = dynamic_done.load(std::memory_order_seq_cst);
+    uint64_t v = dynamic_state.fetch_or(kClosed, std::memory_order_seq_cst) | kClosed;
     const Clock::time_point deadline = Clock::now() + caller_spin;
     for (uint32_t i = 1; (v & kInsideMask) != 0; ++i) {
       MAGNETAR_CPU_RELAX();
       v = dynamic_state.load(std::memory_order_acquire);
       if ((i & 63u) == 0 && Clock::now() >= deadline) break;
     }
-    while ((v & kInsideMask) != 0) {
+    while ((v & kInsideMask) != 0) {  // a long straggler: sleep until the last one leaves
       caller_sleeping.store(true, std::memory_order_seq_cst);
       v = dynamic_state.load(std::memory_order_seq_cst);
-      if ((v & kInsideMask) != 0) dynamic_state.wait(v, std::memory_order_seq_cst);
+      if ((v & kInsideMask) != 0) platform::wait_while_equal(dynamic_done, done_before);
       v = dynamic_state.load(std::memory_order_acquire);
     }
     caller_sleeping.store(false, std::memory_order_relaxed);
   }
 
   void wait_for_workers() {
-    int left = pending.load(std::memory_order_acquire);
+    uint32_t left = pending.load(std::memory_order_acquire);
     const Clock::time_point deadline = Clock::now() + caller_spin;
     for (uint32_t i = 1; left != 0; ++i) {
       MAGNETAR_CPU_RELAX();
@@ -148,7 +155,7 @@ struct ThreadPool::Impl {
     while (left != 0) {  // a long straggler: sleep until the last worker notifies
       caller_sleeping.store(true, std::memory_order_seq_cst);
       left = pending.load(std::memory_order_seq_cst);
-      if (left != 0) pending.wait(left, std::memory_order_seq_cst);
+      if (left != 0) platform::wait_while_equal(pending, left);
       left = pending.load(std::memory_order_acquire);
     }
     caller_sleeping.store(false, std::memory_order_relaxed);
@@ -184,7 +191,7 @@ void ThreadPool::run(Job job, void* ctx) {
   }
   p.job = job;
   p.ctx = ctx;
-  p.pending.store(p.n_threads - 1, std::memory_order_relaxed);
+  p.pending.store(static_cast<uint32_t>(p.n_threads - 1), std::memory_order_relaxed);
   p.publish_and_wake(p.next_generation(false));
   job(ctx, 0, p.n_threads);
   p.wait_for_workers();

@@ -6,6 +6,7 @@
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <type_traits>
 
 namespace magnetar {
 
@@ -31,7 +32,8 @@ class ThreadPool {
   // Convenience: fn(thread_index, n_threads) on every thread.
   template <class F>
   void parallel(F&& fn) {
-    run([](void* c, int t, int n) { (*static_cast<F*>(c))(t, n); }, &fn);
+    using Fn = std::remove_reference_t<F>;
+    run([](void* c, int t, int n) { (*static_cast<Fn*>(c))(t, n); }, &fn);
   }
 
   // Splits [0, n) into size() contiguous chunks whose boundaries are multiples of `granule`.

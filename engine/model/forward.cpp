@@ -13,6 +13,9 @@ namespace magnetar {
 
 namespace {
 
+// Multiply-adds of attention below which it runs on the calling thread alone.
+constexpr int64_t kParallelAttentionMinWork = 1 << 16;
+
 // y[n, w.rows] = x[n, w.cols] · wᵀ
 void linear(ThreadPool& pool, const ops::Matrix& w, const float* x, int n, float* y) {
   if (n == 1)
@@ -111,14 +114,20 @@ void forward(Model::Impl& m, RunState& s, const int* tokens, int n, int n_past,
       std::memcpy(s.value_cache.get() + row, value, sizeof(float) * c.kv_dim);
     }
     AttentionJob job{&c, &s, l, n, n_past};
-    pool.parallel([&](int thread, int n_threads) {
+    auto attend = [&](int thread, int n_threads) {
       int64_t begin, end;
       ThreadPool::split(int64_t(n) * c.n_heads, 1, thread, n_threads, &begin, &end);
       float* scores = s.scores.get() + int64_t(thread) * s.context;
       for (int64_t i = begin; i < end; ++i)
         attention_head(job, static_cast<int>(i / c.n_heads), static_cast<int>(i % c.n_heads),
                        scores);
-    });
+    };
+    // Waking the workers costs more than a little attention (tiny models, short contexts).
+    const int64_t attention_work = int64_t(n) * c.n_heads * (n_past + n) * hd;
+    if (attention_work < kParallelAttentionMinWork)
+      attend(0, 1);
+    else
+      pool.parallel(attend);
     linear(pool, L.wo, s.att.get(), n, xb);
     if (L.post_attn_norm)
       for (int t = 0; t < n; ++t)

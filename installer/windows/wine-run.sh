@@ -23,6 +23,12 @@ fi
 [ $# -ge 1 ] || { echo "usage: $0 [--prefix=DIR] program.exe [args...] | --start | --stop" >&2; exit 2; }
 
 export WINEPREFIX=$prefix
+# wine converts the Unix argv and environment to UTF-16 with the locale's charset: make it UTF-8
+# so non-ASCII paths survive.
+case "$(locale charmap 2>/dev/null)" in
+  UTF-8) ;;
+  *) export LC_ALL=C.UTF-8 ;;
+esac
 export WINEDEBUG=${WINEDEBUG:--all}
 export WINEDLLOVERRIDES=${WINEDLLOVERRIDES:-mscoree,mshtml=}  # no Mono/Gecko install prompts
 # How long the wineserver (and with it the services) stays up after the last program exits.

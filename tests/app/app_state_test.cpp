@@ -273,6 +273,12 @@ TEST_F(AppStateTest, DeletingTheChatBeingWrittenStopsIt) {
   EXPECT_FALSE(app_.busy());
 }
 
+TEST_F(AppStateTest, NewChatReusesAnEmptyOne) {
+  const std::string first = app_.new_conversation();
+  EXPECT_EQ(app_.new_conversation(), first);
+  EXPECT_EQ(app_.store.conversations().size(), 1u);
+}
+
 TEST_F(AppStateTest, SelectingAChatShowsItsContextUse) {
   load_model();
   const uint64_t id = send("hi");

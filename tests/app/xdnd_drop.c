@@ -69,8 +69,14 @@ static int wait_for(Display* dpy, Window source, const char* uri_list, double se
     while (XPending(dpy)) {
       XEvent ev;
       XNextEvent(dpy, &ev);
+      if (getenv("XDND_DEBUG")) fprintf(stderr, "xdnd_drop: event %d\n", ev.type);
       if (ev.type == SelectionRequest) {
         XSelectionRequestEvent* req = &ev.xselectionrequest;
+        if (getenv("XDND_DEBUG")) {
+          char* name = XGetAtomName(dpy, req->target);
+          fprintf(stderr, "xdnd_drop: selection request for %s\n", name);
+          XFree(name);
+        }
         XEvent reply;
         memset(&reply, 0, sizeof reply);
         reply.xselection.type = SelectionNotify;
@@ -178,7 +184,9 @@ int main(int argc, char** argv) {
     fprintf(stderr, "xdnd_drop: no XdndFinished from the target\n");
     return 1;
   }
-  if (use_version >= 5 && !(finished.xclient.data.l[1] & 1)) {
+  /* XDND v5 says bit 0 of l[1] is "accepted"; GLFW 3.3 puts the byte count of the data it read
+   * there instead, so any non-zero value means the drop arrived. */
+  if (use_version >= 5 && finished.xclient.data.l[1] == 0) {
     fprintf(stderr, "xdnd_drop: the target reported the drop as failed\n");
     return 1;
   }

@@ -35,6 +35,7 @@ BenchReport sample_report() {
     run.generated_tokens = 128;
     run.generate_tokens_per_second = 6.0 * t;
     run.engine_generate_tokens_per_second = 5.9 * t;
+    run.cpu_clock_generate_tokens_per_second = 6.2 * t;
     run.achieved_gbps = 30.07 * t;
     run.percent_of_ceiling = 93.97;
     run.prefill_gflops = 87.0 * t;
@@ -85,6 +86,7 @@ TEST(BenchReport, JsonHasEveryFieldScriptsReadWithItsValue) {
   EXPECT_DOUBLE_EQ(run["ttft_seconds"].get<double>(), 3.05);
   EXPECT_EQ(run["generation"]["tokens"], 128);
   EXPECT_DOUBLE_EQ(run["generation"]["tokens_per_second"].get<double>(), 12.0);
+  EXPECT_DOUBLE_EQ(run["generation"]["cpu_clock_tokens_per_second"].get<double>(), 12.4);
   EXPECT_DOUBLE_EQ(run["achieved_gbps"].get<double>(), 60.14);
   EXPECT_DOUBLE_EQ(run["percent_of_ceiling"].get<double>(), 93.97);
   EXPECT_DOUBLE_EQ(run["pool"]["wake_up_us"].get<double>(), 40.0);
@@ -103,7 +105,7 @@ TEST(BenchReport, IdleIsNullWhenNotMeasured) {
 TEST(BenchReport, TableHasOneRowPerThreadCountAndEveryPromptColumn) {
   const std::string table = report_to_table(sample_report());
   for (const char* text : {"pp64 tok/s", "pp128 tok/s", "pp512 tok/s", "gen tok/s", "% ceil",
-                           "94.0%", "12.00", "60.1", "Test CPU", "avx2 kernels", "idle"})
+                           "94.0%", "12.00", "60.1", "12.40 tok/s", "Test CPU", "avx2 kernels", "idle"})
     EXPECT_NE(table.find(text), std::string::npos) << text << "\n" << table;
 }
 

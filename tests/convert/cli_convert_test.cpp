@@ -17,7 +17,12 @@ int run_cli(const std::string& args, const std::string& dir, std::string* out, s
   const std::string out_path = dir + "/stdout.txt", err_path = dir + "/stderr.txt";
   const std::string command =
       "\"" MAGNETAR_CLI_PATH "\" " + args + " > \"" + out_path + "\" 2> \"" + err_path + "\"";
+#ifdef _WIN32
+  // cmd.exe /c strips the first and last quote of a command line that starts with one.
+  int status = std::system(("\"" + command + "\"").c_str());
+#else
   int status = std::system(command.c_str());
+#endif
   *out = read_file(out_path);
   *err = read_file(err_path);
   fs::remove(out_path);

@@ -116,6 +116,22 @@ TEST_F(ConvertErrorTest, MalformedTokenizerConfig) {
   expect_error(src, {"tokenizer_config.json", "malformed JSON"});
 }
 
+TEST_F(ConvertErrorTest, MalformedGenerationConfig) {
+  REQUIRE_DATA();
+  std::string src = copy("stories260K-hf/f32");
+  write_file(src + "/generation_config.json", "{\"eos_token_id\": [2, ");
+  expect_error(src, {"generation_config.json", "malformed JSON"});
+}
+
+TEST_F(ConvertErrorTest, EosIdThatIsNotATokenId) {
+  REQUIRE_DATA();
+  std::string src = copy("stories260K-hf/f32");
+  edit_json(src + "/generation_config.json", [](json& j) { j["eos_token_id"] = {2, "</s>"}; });
+  expect_error(src, {"generation_config.json", "eos_token_id", "not a token id"});
+  edit_json(src + "/generation_config.json", [](json& j) { j["eos_token_id"] = 4096; });
+  expect_error(src, {"eos id 4096", "outside the vocabulary"});
+}
+
 TEST_F(ConvertErrorTest, MissingWeights) {
   REQUIRE_DATA();
   std::string src = copy("stories260K-hf/f32");
@@ -295,11 +311,6 @@ TEST_F(ConvertErrorTest, TruncatedLlama2cVocabulary) {
   write_file(src + "/tok512.bin", bytes.substr(0, bytes.size() - 3));
   expect_error(testdata_path("stories260K/stories260K.bin"), {"tok512.bin"}, WeightType::F16,
                src + "/tok512.bin");
-}
-
-TEST_F(ConvertErrorTest, QuantizedTypesAreRejectedClearly) {
-  REQUIRE_DATA();
-  expect_error(testdata_path("stories260K-hf/f32"), {"q8_0", "not supported"}, WeightType::Q8_0);
 }
 
 TEST_F(ConvertErrorTest, OutputFolderMissing) {

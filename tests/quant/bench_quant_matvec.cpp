@@ -1,6 +1,8 @@
 // Benchmark program (not a test): GB/s of the Q8_0 / Q4_0 matrix–vector kernels on a matrix far
 // larger than the caches, at 1 and 2 threads, against a plain streaming read of a buffer of the
 // same size (the read ceiling). Reports medians and the ratio to the ceiling.
+// Then prefill: ops::matmul on F16 weights against ops::matmul_quantized on Q8_0 / Q4_0 (same
+// matrix, 64 tokens), in tokens × rows × cols multiply-adds per second.
 //   magnetar_bench_quant [rows cols] [--reps N] [--kernels reference|avx2|avx512vnni]
 #include <immintrin.h>
 
@@ -17,7 +19,11 @@
 #include <thread>
 #include <vector>
 
+#include "core/thread_pool.h"
+#include "kernels/kernels.h"
 #include "kernels/quant.h"
+#include "ops/ops.h"
+#include "ops/quant_ops.h"
 
 namespace {
 
@@ -159,6 +165,38 @@ int main(int argc, char** argv) {
                   bytes / read_s.median * 1e-9, 100.0 * read_s.median / kernel_s.median,
                   bytes / kernel_s.best * 1e-9, bytes / read_s.best * 1e-9,
                   100.0 * read_s.best / kernel_s.best);
+    }
+  }
+  // Prefill on a cache-exceeding slice of the same weights (weights stream once per call).
+  {
+    const int64_t n_tokens = 64, prows = std::min<int64_t>(rows, 4096);
+    std::vector<float> xs(n_tokens * cols), ys(n_tokens * prows);
+    for (float& v : xs) v = normal(rng);
+    std::vector<uint16_t> w16(prows * cols);
+    for (auto& h : w16) h = magnetar::kernels::f32_to_f16_scalar(normal(rng) * 0.1f);
+    std::printf("\nprefill, %lld tokens x %lld rows x %lld cols, median of %d\n", (long long)n_tokens,
+                (long long)prows, (long long)cols, reps);
+    std::printf("%-8s %7s %12s %10s\n", "type", "threads", "GMAC/s", "vs f16");
+    for (int n_threads : {1, 2}) {
+      magnetar::ThreadPool pool(n_threads);
+      double f16_rate = 0;
+      for (int type = 0; type < 3; ++type) {
+        magnetar::ops::Matrix m;
+        m.rows = prows;
+        m.cols = cols;
+        m.dtype = type == 0 ? magnetar::format::DType::F16 : type == 1 ? magnetar::format::DType::Q8_0
+                                                                        : magnetar::format::DType::Q4_0;
+        m.data = type == 0 ? static_cast<const void*>(w16.data()) : type == 1 ? static_cast<const void*>(w8.data())
+                                                                              : static_cast<const void*>(w4.data());
+        const Timing t = time_repetitions(1, reps, [&](int) {
+          if (type == 0) magnetar::ops::matmul(pool, m, xs.data(), n_tokens, ys.data());
+          else magnetar::ops::matmul_quantized(pool, m, xs.data(), n_tokens, ys.data());
+        });
+        const double rate = double(n_tokens) * double(prows) * double(cols) / t.median * 1e-9;
+        if (type == 0) f16_rate = rate;
+        std::printf("%-8s %7d %12.2f %9.2fx\n", type == 0 ? "f16" : type == 1 ? "q8_0" : "q4_0", n_threads, rate,
+                    rate / f16_rate);
+      }
     }
   }
   std::printf("(checksum %llu, y[0] %g)\n", (unsigned long long)sink.load(), double(y[0]));

@@ -3,6 +3,7 @@
 // trampoline, and the twins against a double-precision product of the dequantized weights.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cfloat>
 #include <cmath>
 #include <cstring>
@@ -11,8 +12,11 @@
 
 #include "format/model_format.h"
 #include "kernels/quant.h"
+#include "ops/quant_ops.h"
 
-extern "C" uint64_t magnetar_quant_checked_call(const void* fn, const uint64_t* args);
+// The shared checkasm trampoline (tests/kernels/checked_call.asm): seeds every callee-saved
+// register (xmm6-15 too on Win64) from `seeds`, returns a mask of those not restored.
+extern "C" uint64_t magnetar_checked_call(const void* fn, const int64_t* args, const uint64_t* seeds);
 
 namespace magnetar::quant {
 namespace {
@@ -159,6 +163,17 @@ TEST_F(QuantAsm, ZeroRowsWritesNothing) {
 }
 
 // Every asm entry point preserves the callee-saved registers (xmm6-15 too on Win64).
+// fn(args[0..5]) through the trampoline with random register seeds; the clobber mask.
+uint64_t checked_call(const void* fn, const std::vector<int64_t>& args) {
+  static std::mt19937_64 rng(0x9e3779b9);
+  int64_t packed[10] = {};
+  std::copy(args.begin(), args.end(), packed);
+  uint64_t seeds[48];
+  for (uint64_t& s : seeds) s = rng();
+  return magnetar_checked_call(fn, packed, seeds);
+}
+int64_t as_arg(const void* p) { return int64_t(reinterpret_cast<intptr_t>(p)); }
+
 TEST_F(QuantAsm, CalleeSavedRegistersPreserved) {
   for (const QuantKernelTable* table : asm_tables()) {
   SCOPED_TRACE(table->isa);
@@ -166,9 +181,9 @@ TEST_F(QuantAsm, CalleeSavedRegistersPreserved) {
   const int64_t rows = 9, cols = 96;
   std::vector<float> xf = make_activation(cols, rng);
   std::vector<ActBlock> x(cols / 32), x_checked(cols / 32);
-  uint64_t args[6] = {uint64_t(uintptr_t(xf.data())), uint64_t(uintptr_t(x_checked.data())),
-                      uint64_t(cols), 0, 0, 0};
-  EXPECT_EQ(magnetar_quant_checked_call(reinterpret_cast<const void*>(table->quantize_act), args), 0u);
+  EXPECT_EQ(checked_call(reinterpret_cast<const void*>(table->quantize_act),
+                         {as_arg(xf.data()), as_arg(x_checked.data()), cols}),
+            0u);
   table->quantize_act(xf.data(), x.data(), cols);
   EXPECT_EQ(0, std::memcmp(x.data(), x_checked.data(), x.size() * sizeof(ActBlock)));
 
@@ -177,26 +192,15 @@ TEST_F(QuantAsm, CalleeSavedRegistersPreserved) {
     const MatvecQFn fn = dtype == format::DType::Q8_0 ? table->matvec_q8_0 : table->matvec_q4_0;
     std::vector<float> direct(rows), checked(rows);
     fn(m.data, x.data(), direct.data(), rows, cols);
-    const uint64_t margs[6] = {uint64_t(uintptr_t(m.data)), uint64_t(uintptr_t(x.data())),
-                               uint64_t(uintptr_t(checked.data())), uint64_t(rows), uint64_t(cols), 0};
-    EXPECT_EQ(magnetar_quant_checked_call(reinterpret_cast<const void*>(fn), margs), 0u)
+    EXPECT_EQ(checked_call(reinterpret_cast<const void*>(fn),
+                           {as_arg(m.data), as_arg(x.data()), as_arg(checked.data()), rows, cols}),
+              0u)
         << type_name(dtype) << ": bit mask of clobbered callee-saved registers";
     EXPECT_EQ(direct, checked);
   }
   }
 }
 
-// The trampoline itself notices a clobber (so the check above can fail).
-extern "C" void magnetar_quant_test_clobber();
-TEST_F(QuantAsm, TrampolineDetectsClobber) {
-  const uint64_t args[6] = {};
-  uint64_t expected = (1u << 0) | (1u << 5);  // rbx, r15
-#ifdef _WIN64
-  expected |= 1u << (8 + 9);                  // xmm15
-#endif
-  EXPECT_EQ(magnetar_quant_checked_call(reinterpret_cast<const void*>(&magnetar_quant_test_clobber), args),
-            expected);
-}
 
 // Twins: the integer kernels approximate the exact product of the dequantized weights and the
 // FP32 activation; the only error is the activation's int8 rounding (half a step per element).
@@ -227,6 +231,63 @@ TEST(QuantTwin, MatvecApproximatesDequantizedProduct) {
       bound += 64 * double(FLT_EPSILON) * abs_sum;
       ASSERT_NEAR(y[r], exact, bound) << type_name(dtype) << " row " << r;
     }
+  }
+}
+
+// The threaded drivers (ops/quant_ops.h) against the twin, per token, for several pool sizes:
+// row partitions and prefill row chunks must cover every row exactly once.
+TEST(QuantOps, MatvecAndMatmulMatchTwinAcrossThreads) {
+  std::mt19937 rng(51);
+  for (format::DType dtype : {format::DType::Q8_0, format::DType::Q4_0}) {
+    for (auto [rows, cols] : {std::pair<int64_t, int64_t>{67, 256}, {1003, 2048}}) {
+      const QuantMatrix m = make_matrix(dtype, rows, cols, rng);
+      const ops::Matrix w{m.data, dtype, rows, cols};
+      const int64_t n_tokens = 5;
+      std::vector<float> x(n_tokens * cols);
+      for (int64_t t = 0; t < n_tokens; ++t) {
+        const auto xt = make_activation(cols, rng);
+        std::copy(xt.begin(), xt.end(), x.begin() + t * cols);
+      }
+      std::vector<std::vector<float>> want(n_tokens, std::vector<float>(rows));
+      std::vector<std::vector<double>> tol(n_tokens);
+      for (int64_t t = 0; t < n_tokens; ++t) {
+        std::vector<ActBlock> xq(cols / 32);
+        quantize_act_ref(x.data() + t * cols, xq.data(), cols);
+        (dtype == format::DType::Q8_0 ? matvec_q8_0_ref : matvec_q4_0_ref)(m.data, xq.data(), want[t].data(), rows, cols);
+        tol[t] = order_tolerance(dtype, m, xq);
+      }
+      for (int threads : {1, 2, 3}) {
+        ThreadPool pool(threads);
+        std::vector<float> y(rows + kGuard, kSentinel);
+        ops::matvec_quantized(pool, w, x.data(), y.data());
+        expect_sentinels(y, rows);
+        for (int64_t r = 0; r < rows; ++r)
+          ASSERT_NEAR(y[r], want[0][r], tol[0][r]) << type_name(dtype) << " threads " << threads << " row " << r;
+        std::vector<float> yb(n_tokens * rows + kGuard, kSentinel);
+        ops::matmul_quantized(pool, w, x.data(), n_tokens, yb.data());
+        expect_sentinels(yb, n_tokens * rows);
+        for (int64_t t = 0; t < n_tokens; ++t)
+          for (int64_t r = 0; r < rows; ++r)
+            ASSERT_NEAR(yb[t * rows + r], want[t][r], tol[t][r])
+                << type_name(dtype) << " threads " << threads << " token " << t << " row " << r;
+      }
+    }
+  }
+}
+
+TEST(QuantOps, EmbeddingRowIsTheDequantizedRow) {
+  std::mt19937 rng(61);
+  for (format::DType dtype : {format::DType::Q8_0, format::DType::Q4_0}) {
+    const QuantMatrix m = make_matrix(dtype, 9, 96, rng);
+    const ops::Matrix w{m.data, dtype, 9, 96};
+    std::vector<float> got(96), want(96);
+    ops::embedding_row_quantized(w, 7, got.data());
+    const uint8_t* row = static_cast<const uint8_t*>(m.data) + 7 * (dtype == format::DType::Q8_0 ? row_bytes_q8_0(96) : row_bytes_q4_0(96));
+    if (dtype == format::DType::Q8_0)
+      dequantize_row_q8_0(reinterpret_cast<const BlockQ8_0*>(row), want.data(), 96);
+    else
+      dequantize_row_q4_0(reinterpret_cast<const BlockQ4_0*>(row), want.data(), 96);
+    EXPECT_EQ(got, want);
   }
 }
 

@@ -21,6 +21,11 @@ const char* stop_reason_words(StopReason reason) {
 }
 
 void AppState::post(Notice::Level level, std::string text, double now) {
+  // The same message again (a second drop of the same folder): refresh it, do not stack it.
+  if (!notices.empty() && notices.back().text == text && notices.back().level == level) {
+    notices.back().time = now;
+    return;
+  }
   notices.push_back(Notice{level, std::move(text), now});
   constexpr size_t kMaxNotices = 50;
   if (notices.size() > kMaxNotices) notices.erase(notices.begin());
@@ -41,6 +46,9 @@ void AppState::save(const std::string& id, double now) {
 Conversation* AppState::active() { return active_id.empty() ? nullptr : store.find(active_id); }
 
 std::string AppState::new_conversation() {
+  // An empty chat is already a new chat: do not pile up empty files.
+  if (const Conversation* c = active(); c && c->messages.empty() && !(generation.active && generation.conversation_id == c->id))
+    return active_id;
   active_id = store.create(model.present ? model.path : "", settings.system_prompt, settings.sampling);
   context_used = 0;
   return active_id;
@@ -235,7 +243,7 @@ void AppState::finish_generation(StopReason stop, const GenerationStats& stats,
     save(c->id, now);
   }
   if (generation.conversation_id == active_id && stats.n_context > 0) context_used = stats.n_context;
-  last_stats = stats;
+  if (stats.n_generated > 0 || stats.n_prompt > 0) last_stats = stats;  // the dashboard keeps the last real answer
   generation.active = false;
   activity = EngineActivity::Idle;
   if (!error.empty()) post(Notice::Level::Error, error, now);
@@ -247,9 +255,6 @@ void AppState::finish_generation(StopReason stop, const GenerationStats& stats,
 
 void AppState::on_event(const EngineEvent& e, double now, const ModelInfo* info) {
   switch (e.kind) {
-    case EventKind::MachineReady:
-      break;
-
     case EventKind::LoadProgress:
       if (load_job.active && e.request_id == load_job.request_id) {
         load_job.done = static_cast<uint64_t>(e.done);
@@ -282,7 +287,9 @@ void AppState::on_event(const EngineEvent& e, double now, const ModelInfo* info)
         c->model_path = model.path;
         save(c->id, now);
       }
-      context_used = 0;  // a fresh session
+      // The meter shows what the chat on screen will need (its last answer's context).
+      if (active()) select(active_id);
+      else context_used = 0;
       auto known = std::find(known_models.begin(), known_models.end(), model.path);
       if (known != known_models.end()) known_models.erase(known);
       known_models.insert(known_models.begin(), model.path);
@@ -365,9 +372,13 @@ void AppState::on_event(const EngineEvent& e, double now, const ModelInfo* info)
           save(c->id, now);
         }
       }
+      // Bandwidth achieved = weight bytes read per token × tokens per second.
+      if (generation.stats.achieved_gbps <= 0 && model.weight_bytes_per_token > 0)
+        generation.stats.achieved_gbps = generation.stats.generate_tokens_per_second *
+                                         static_cast<double>(model.weight_bytes_per_token) / 1e9;
       if (speed_history.empty() || now - speed_history.back().time >= 0.25) {
-        speed_history.push_back(SpeedSample{now, static_cast<float>(e.stats.generate_tokens_per_second),
-                                            static_cast<float>(e.stats.achieved_gbps)});
+        speed_history.push_back(SpeedSample{now, static_cast<float>(generation.stats.generate_tokens_per_second),
+                                            static_cast<float>(generation.stats.achieved_gbps)});
         while (!speed_history.empty() && now - speed_history.front().time > kHistorySeconds)
           speed_history.pop_front();
       }

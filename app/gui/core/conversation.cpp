@@ -175,7 +175,7 @@ std::string format_message_stats(const MessageStats& s) {
                 s.time_to_first_token);
   std::string text = buffer;
   if (s.achieved_gbps > 0) {
-    std::snprintf(buffer, sizeof buffer, " · %.1f GB/s", s.achieved_gbps);
+    std::snprintf(buffer, sizeof buffer, s.achieved_gbps < 1 ? " · %.3f GB/s" : " · %.1f GB/s", s.achieved_gbps);
     text += buffer;
   }
   if (!s.stop_reason.empty()) text += " · " + s.stop_reason;

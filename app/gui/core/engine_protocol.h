@@ -26,7 +26,7 @@ enum class OverflowPolicy : uint8_t {
 };
 
 struct EngineCommand {
-  enum class Kind : uint8_t { MeasureMachine, Load, Unload, Convert, Generate, Quit };
+  enum class Kind : uint8_t { MeasureMachine, Load, Unload, Convert, Generate, Quit };  // one at a time
   Kind kind = Kind::Quit;
   uint64_t request_id = 0;
   // Load / Convert
@@ -43,7 +43,6 @@ struct EngineCommand {
 };
 
 enum class EventKind : uint8_t {
-  MachineReady,       // cpu and bandwidth are in the bridge's mailbox
   LoadProgress,       // done/total bytes
   ModelLoaded,        // ModelInfo is in the mailbox
   ModelUnloaded,
@@ -75,7 +74,7 @@ struct EngineEvent {
   // Copies at most kEventTextBytes (callers split longer token pieces; messages are cut).
   void set_text(std::string_view s) {
     text_length = static_cast<uint32_t>(s.size() < kEventTextBytes ? s.size() : kEventTextBytes);
-    std::memcpy(text, s.data(), text_length);
+    if (text_length > 0) std::memcpy(text, s.data(), text_length);  // an empty view may be null
   }
 };
 

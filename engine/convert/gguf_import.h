@@ -1,0 +1,35 @@
+// GGUF import: turns a GGUF file (llama, gemma, gemma2) into a conversion plan — header from the
+// GGUF metadata, canonical tensors from GGUF's tensors, and a SentencePiece tokenizer written
+// from the tokenizer.ggml.* vocabulary.
+//
+// GGUF conventions mapped back to what the forward pass expects:
+//   - llama q/k rows are stored in the interleaved RoPE order (llama.cpp's converter permutes
+//     Hugging Face's rotate-half rows); the plan marks them like llama2.c's, so the runner
+//     permutes them back. Gemma's q/k are not permuted by llama.cpp (NeoX-style RoPE).
+//   - Gemma/Gemma 2 norm weights are stored with the "1 +" already folded in: taken as is.
+//   - ne = {cols, rows}: GGUF lists the innermost dimension first.
+//   - Q8_0 / Q4_0 tensors converted to the same type are copied block for block (never
+//     requantised); to other types they are dequantized.
+// Not here: other GGUF tensor types (K-quants, ...), BPE (gpt2) vocabularies, architectures
+// other than llama/gemma/gemma2.
+#pragma once
+#include <string>
+
+#include "convert/gguf_reader.h"
+#include "convert/plan.h"
+#include "magnetar/status.h"
+#include "tokenizer/sentencepiece_proto.h"
+
+namespace magnetar::convert {
+
+// The SentencePiece vocabulary of a GGUF file (tokenizer.ggml.model "llama": tokens, scores,
+// token_type, special ids, add_space_prefix) as a ModelSpec for spm::build_sentencepiece_model.
+Status gguf_vocab_to_spec(const gguf::File& file, spm::ModelSpec* out);
+
+// Plans converting the GGUF file at `path`. Errors name the file and what is unsupported.
+Status plan_gguf(const std::string& path, ConversionPlan* plan);
+
+// True when the file starts with the GGUF magic (cheap; for choosing the planner).
+bool looks_like_gguf(const std::string& path);
+
+}  // namespace magnetar::convert

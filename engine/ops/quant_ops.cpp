@@ -1,0 +1,106 @@
+// Q8_0 / Q4_0 drivers: activation quantization, row partitions, cache-sized row chunks for
+// prefill (see quant_ops.h).
+#include "ops/quant_ops.h"
+
+#include <algorithm>
+#include <cassert>
+#include <vector>
+
+#include "kernels/quant.h"
+
+namespace magnetar::ops {
+namespace {
+
+// Rows per scheduling unit: whole 4-row groups of the asm kernels, so only a thread's last
+// unit can take the one-row path.
+constexpr int64_t kRowGranule = 16;
+// Below this many weight bytes (× tokens) the calling thread does all the work.
+constexpr int64_t kParallelMinBytes = 128 * 1024;
+// Prefill: weight bytes per row chunk, small enough to stay in L2 while every token passes.
+constexpr int64_t kChunkBytes = 64 * 1024;
+
+int64_t row_bytes(const Matrix& w) {
+  return w.dtype == format::DType::Q8_0 ? quant::row_bytes_q8_0(w.cols) : quant::row_bytes_q4_0(w.cols);
+}
+
+// The quantized activations of the current call. Grows to the largest call seen (the first
+// calls of a model), then the hot path reuses it without allocating.
+std::vector<quant::ActBlock>& activation_scratch(int64_t blocks) {
+  thread_local std::vector<quant::ActBlock> scratch;
+  if (int64_t(scratch.size()) < blocks) scratch.resize(size_t(blocks));
+  return scratch;
+}
+
+struct QuantJob {
+  const quant::QuantKernelTable* k;
+  const Matrix* w;
+  const quant::ActBlock* x;  // [n_tokens, cols / 32]
+  float* y;                  // [n_tokens, rows]
+  int64_t n_tokens;
+};
+
+void run_rows(const QuantJob& job, int64_t begin, int64_t end) {
+  if (begin >= end) return;
+  const Matrix& w = *job.w;
+  const int64_t bytes_per_row = row_bytes(w);
+  const int64_t blocks = w.cols / quant::kBlock;
+  const quant::MatvecQFn fn = w.dtype == format::DType::Q8_0 ? job.k->matvec_q8_0 : job.k->matvec_q4_0;
+  const auto* base = static_cast<const uint8_t*>(w.data);
+  if (job.n_tokens == 1) {
+    fn(base + begin * bytes_per_row, job.x, job.y + begin, end - begin, w.cols);
+    return;
+  }
+  const int64_t chunk = std::max<int64_t>(4, kChunkBytes / bytes_per_row / 4 * 4);
+  for (int64_t r = begin; r < end; r += chunk) {
+    const int64_t n = std::min(chunk, end - r);
+    for (int64_t t = 0; t < job.n_tokens; ++t)
+      fn(base + r * bytes_per_row, job.x + t * blocks, job.y + t * w.rows + r, n, w.cols);
+  }
+}
+
+void quant_job(void* ctx, int thread_index, int n_threads) {
+  const QuantJob& job = *static_cast<const QuantJob*>(ctx);
+  int64_t begin = 0, end = 0;
+  ThreadPool::split(job.w->rows, kRowGranule, thread_index, n_threads, &begin, &end);
+  run_rows(job, begin, end);
+}
+
+void run(ThreadPool& pool, const Matrix& w, const float* x, int64_t n_tokens, float* y) {
+  assert((w.dtype == format::DType::Q8_0 || w.dtype == format::DType::Q4_0) &&
+         "matvec_quantized: only Q8_0 / Q4_0 matrices");
+  assert(w.cols > 0 && w.cols % quant::kBlock == 0 && "quantized rows are whole 32-blocks");
+  assert(w.data != nullptr && w.rows >= 0);
+  const quant::QuantKernelTable& k = quant::active();
+  const int64_t blocks = w.cols / quant::kBlock;
+  std::vector<quant::ActBlock>& xq = activation_scratch(blocks * n_tokens);
+  for (int64_t t = 0; t < n_tokens; ++t) k.quantize_act(x + t * w.cols, xq.data() + t * blocks, w.cols);
+  QuantJob job{&k, &w, xq.data(), y, n_tokens};
+  const int64_t work = w.rows * row_bytes(w) * n_tokens;
+  if (pool.size() == 1 || work < kParallelMinBytes || w.rows <= kRowGranule) {
+    run_rows(job, 0, w.rows);
+    return;
+  }
+  pool.run(quant_job, &job);
+}
+
+}  // namespace
+
+void matvec_quantized(ThreadPool& pool, const Matrix& w, const float* x, float* y) {
+  run(pool, w, x, 1, y);
+}
+
+void matmul_quantized(ThreadPool& pool, const Matrix& w, const float* x, int64_t n_tokens, float* y) {
+  if (n_tokens <= 0) return;
+  run(pool, w, x, n_tokens, y);
+}
+
+void embedding_row_quantized(const Matrix& w, int64_t row, float* out) {
+  assert(row >= 0 && row < w.rows && "embedding_row_quantized: row out of range (validate token ids)");
+  const uint8_t* base = static_cast<const uint8_t*>(w.data) + row * row_bytes(w);
+  if (w.dtype == format::DType::Q8_0)
+    quant::dequantize_row_q8_0(reinterpret_cast<const quant::BlockQ8_0*>(base), out, w.cols);
+  else
+    quant::dequantize_row_q4_0(reinterpret_cast<const quant::BlockQ4_0*>(base), out, w.cols);
+}
+
+}  // namespace magnetar::ops

@@ -1,0 +1,20 @@
+// Threaded drivers for Q8_0 / Q4_0 weight matrices (kernels/quant.h): the activation is quantized
+// to int8 blocks once per call (once per token for prefill), then the rows are split across the
+// pool. ops::matvec / ops::matmul hand quantized matrices to these.
+#pragma once
+#include <cstdint>
+
+#include "core/thread_pool.h"
+#include "ops/ops.h"
+
+namespace magnetar::ops {
+
+// y[rows] = w · x[cols]; w.dtype is Q8_0 or Q4_0, w.cols a multiple of 32.
+void matvec_quantized(ThreadPool& pool, const Matrix& w, const float* x, float* y);
+// y[n_tokens, rows] = x[n_tokens, cols] · wᵀ. Rows are taken in chunks that stay in cache while
+// every token passes over them, so the weights stream from memory once per call.
+void matmul_quantized(ThreadPool& pool, const Matrix& w, const float* x, int64_t n_tokens, float* y);
+// out[cols] = row `row` of a Q8_0 / Q4_0 matrix, dequantized (embedding lookups).
+void embedding_row_quantized(const Matrix& w, int64_t row, float* out);
+
+}  // namespace magnetar::ops
