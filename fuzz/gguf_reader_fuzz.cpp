@@ -1,13 +1,17 @@
 // libFuzzer target for the GGUF reader (engine/convert/gguf_reader.cpp): parses arbitrary bytes
 // and, when they parse, touches every view the reader returned so AddressSanitizer sees any
-// that escape the input. Built with clang -fsanitize=fuzzer,address,undefined by
+// that escape the input; then turns the vocabulary into a SentencePiece model as the GGUF
+// importer does (engine/convert/gguf_vocab.cpp, engine/tokenizer/sentencepiece_proto.cpp). Built with clang -fsanitize=fuzzer,address,undefined by
 // fuzz/CMakeLists.txt; CTest runs it for a bounded time (test fuzz.gguf_reader).
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <string_view>
 #include <vector>
 
+#include "convert/gguf_import.h"
 #include "convert/gguf_reader.h"
+#include "tokenizer/sentencepiece_proto.h"
 
 namespace {
 
@@ -58,6 +62,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (const auto& t : file.tensors) {
     sum += touch(t.name.data(), t.name.size()) + touch(t.data, t.bytes);
     if (file.find_tensor(t.name) != &t) __builtin_trap();  // names are unique
+  }
+  magnetar::spm::ModelSpec spec;
+  if (magnetar::convert::gguf_vocab_to_spec(file, &spec).is_ok()) {
+    std::string proto;
+    if (magnetar::spm::build_sentencepiece_model(spec, &proto).is_ok()) sum += proto.size();
   }
   g_sink = sum;
   return 0;

@@ -312,7 +312,9 @@ int run_bench(const std::vector<std::string>& argv) {
       }
       const auto& t = timeline.token_times;
       gen_tps.push_back(gen_tokens / (t[static_cast<size_t>(gen_tokens)] - t[0]));
-      gen_cpu_tps.push_back(gen_tokens * threads / (timeline.cpu_last - timeline.cpu_first));
+      // (Windows counts CPU time in 15.6 ms ticks: a very short decode can show none.)
+      if (timeline.cpu_last > timeline.cpu_first)
+        gen_cpu_tps.push_back(gen_tokens * threads / (timeline.cpu_last - timeline.cpu_first));
       engine_gen_tps.push_back(result.stats.generate_tokens_per_second);
     }
     for (size_t i = 0; i < prompt_lengths.size(); ++i) {

@@ -83,7 +83,8 @@ Status build_weights(const format::ModelFileView& v, const Config& c, Weights* w
   auto matrix = [&](const std::string& name, ops::Matrix* out) -> Status {
     const format::TensorView* t = v.find(name);
     if (!t) return Status::error("missing tensor '" + name + "'");
-    if (t->dtype != format::DType::F32 && t->dtype != format::DType::F16)
+    if (t->dtype != format::DType::F32 && t->dtype != format::DType::F16 &&
+        t->dtype != format::DType::Q8_0 && t->dtype != format::DType::Q4_0)
       return Status::error("tensor '" + name + "' has type " + format::dtype_name(t->dtype) +
                            ", which this build cannot compute with yet");
     *out = matrix_of(*t);

@@ -68,6 +68,8 @@ class LargeBuffer {
   LargeBuffer(const LargeBuffer&) = delete;
   LargeBuffer& operator=(const LargeBuffer&) = delete;
   bool allocate(uint64_t n_floats) {
+    platform::free_large(ptr_, bytes_);
+    ptr_ = nullptr;
     bytes_ = std::max<uint64_t>(n_floats * sizeof(float), 64);
     ptr_ = static_cast<float*>(platform::alloc_large(bytes_));
     return ptr_ != nullptr;

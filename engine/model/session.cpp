@@ -22,6 +22,16 @@ struct Session::Impl {
   std::vector<int> generated;  // scratch for results, capacity reserved per request
 };
 
+// The pool may have grown (Model::set_threads) since the session was created: grow the per-worker
+// attention scratch between calls, never inside the forward pass.
+static Status fit_scratch_to_pool(Session::Impl& s, int pool_size) {
+  if (s.state_threads >= pool_size) return Status::ok();
+  if (!s.state.scores.allocate(uint64_t(pool_size) * s.state.context))
+    return Status::error("out of memory for attention scratch");
+  s.state_threads = pool_size;
+  return Status::ok();
+}
+
 Session::Session(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Session::~Session() = default;
 
@@ -74,7 +84,7 @@ Status Session::evaluate(const std::vector<int>& tokens, std::vector<float>* log
   if (n_context() + tokens.size() > size_t(s.state.context))
     return Status::error("the tokens do not fit in the " + std::to_string(s.state.context) +
                          "-token context");
-  if (s.state_threads < m.pool->size()) return Status::error("threads changed after the session was created");
+  MAGNETAR_TRY(fit_scratch_to_pool(s, m.pool->size()));
   logits->assign(tokens.size() * size_t(vocab), 0.0f);
   for (size_t done = 0; done < tokens.size();) {
     const int n = static_cast<int>(std::min<size_t>(kPrefillBatch, tokens.size() - done));
@@ -105,12 +115,7 @@ Status Session::generate(const GenerateRequest& request, GenerateResult* result)
   if (request.prompt.empty() && !s.logits_valid)
     return Status::error("empty prompt: nothing to continue from");
   if (request.max_tokens < 0) return Status::error("max_tokens must not be negative");
-  if (s.state_threads < m.pool->size()) {
-    // More workers than the scratch was sized for: grow it (between generations, not per token).
-    if (!s.state.scores.allocate(uint64_t(m.pool->size()) * s.state.context))
-      return Status::error("out of memory for attention scratch");
-    s.state_threads = m.pool->size();
-  }
+  MAGNETAR_TRY(fit_scratch_to_pool(s, m.pool->size()));
   if (n_context() + request.prompt.size() > size_t(s.state.context)) {
     result->stop = StopReason::ContextFull;
     stats.n_context = n_context();

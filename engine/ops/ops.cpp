@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "kernels/kernels.h"
+#include "ops/quant_ops.h"
 
 namespace magnetar::ops {
 namespace {
@@ -73,6 +74,11 @@ void mat_job(void* ctx, int, int) {
 }
 
 void run(ThreadPool& pool, const Matrix& w, const float* x, int64_t n_tokens, float* y) {
+  if (w.dtype == format::DType::Q8_0 || w.dtype == format::DType::Q4_0) {
+    if (n_tokens == 0) matvec_quantized(pool, w, x, y);
+    else matmul_quantized(pool, w, x, n_tokens, y);
+    return;
+  }
   assert((w.dtype == format::DType::F16 || w.dtype == format::DType::F32) &&
          "ops: only F16 and F32 matrices are supported; the loader must reject other dtypes");
   assert(w.data != nullptr && w.rows >= 0 && w.cols >= 0);
@@ -106,7 +112,9 @@ void matmul(ThreadPool& pool, const Matrix& w, const float* x, int64_t n_tokens,
 
 void embedding_row(const Matrix& w, int64_t row, float* out) {
   assert(row >= 0 && row < w.rows && "embedding_row: row out of range (validate token ids)");
-  if (w.dtype == format::DType::F16) {
+  if (w.dtype == format::DType::Q8_0 || w.dtype == format::DType::Q4_0) {
+    embedding_row_quantized(w, row, out);
+  } else if (w.dtype == format::DType::F16) {
     kernels::active().f16_to_f32(static_cast<const uint16_t*>(w.data) + row * w.cols, out, w.cols);
   } else {
     assert(w.dtype == format::DType::F32 && "embedding_row: only F16 and F32 tables");

@@ -5,7 +5,9 @@
 #
 # Run 1: converts stories260K with magnetar-cli, starts `magnetar MODEL`, types a prompt with
 #        xdotool (keys held for a few frames: ImGui 1.86 reads key state once per frame), waits
-#        for the streamed reply, checks the conversation JSON on disk, Esc-stops a second answer.
+#        for the streamed reply, checks the conversation JSON on disk, then Ctrl+N and a second
+#        prompt typed over two lines (Shift+Enter). (Stopping is covered by the headless bridge
+#        and AppState tests: stories260K answers in a fraction of a second, before Esc could land.)
 # Run 2: starts the app with no model, drops the Hugging Face folder onto the window with
 #        xdnd_drop (xdotool cannot drag), accepts the conversion with Enter, and checks the
 #        converted file is written and loaded. A folder without config.json is dropped too: the
@@ -95,8 +97,7 @@ assert c["title"] == "Once upon a time" and c["model_path"].endswith("stories260
 print("run 1: reply of %d tokens at %.1f tok/s saved (%s)" % (s["generated_tokens"], s["generate_tokens_per_second"], s["stop_reason"]))
 PYEOF
 
-# Esc stops an answer between tokens; what was written is kept. (New chat first: the first
-# answer filled stories260K's 512-token context.)
+# A new chat (the first answer filled stories260K's 512-token context) and a two-line prompt.
 xdotool keydown ctrl keydown n; sleep 0.25; xdotool keyup n keyup ctrl; sleep 0.3
 xdotool mousemove --window "$WID" 600 790 click 1; sleep 0.2
 xdotool type --delay 40 "Tell me about a cat"
@@ -104,8 +105,6 @@ xdotool type --delay 40 "Tell me about a cat"
 xdotool keydown shift keydown Return; sleep 0.25; xdotool keyup Return keyup shift; sleep 0.1
 xdotool type --delay 40 "and a dog"
 press Return
-sleep 1.5
-press Escape
 for _ in $(seq 300); do
   $PY - "$CHATS" <<'PYEOF' && break
 import glob, json, sys
@@ -116,17 +115,17 @@ sys.exit(0 if done else 1)
 PYEOF
   sleep 0.1
 done
-$PY - "$CHATS" <<'PYEOF' || fail "stop check"
+$PY - "$CHATS" <<'PYEOF' || fail "second chat check"
 import glob, json, sys
 chats = [json.load(open(f)) for f in glob.glob(sys.argv[1] + "/*.json")]
 assert len(chats) == 2, [c["title"] for c in chats]
 cat = [c for c in chats if c["title"] == "Tell me about a cat"][0]
 assert cat["messages"][0]["content"] == "Tell me about a cat\nand a dog", cat["messages"][0]
 s = cat["messages"][1]["stats"]
-print("run 1: second answer ended by '%s' after %d tokens" % (s["stop_reason"], s["generated_tokens"]))
-assert s["stop_reason"] in ("stopped", "end of text"), s
+print("run 1: second chat saved; its answer ended by '%s' after %d tokens" % (s["stop_reason"], s["generated_tokens"]))
+assert s["generated_tokens"] > 0 and s["stop_reason"], s
 PYEOF
-import -window root "$OUT/e2e_stopped.png"
+import -window root "$OUT/e2e_second_chat.png"
 stop_app
 
 # ---- Run 2: drop a Hugging Face folder onto a window with no model -----------------------------

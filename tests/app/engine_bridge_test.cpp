@@ -207,6 +207,38 @@ TEST_F(EngineBridgeTest, OverflowAsksOrDropsOldestTurns) {
   EXPECT_NE(std::string(failed.back().text_view()).find("does not fit"), std::string::npos);
 }
 
+// Conversion to the quantised types runs through the bridge. Loading them either works (and
+// generates) or, while the engine cannot compute with them, fails with a message — never a crash,
+// and the bridge keeps serving.
+TEST_F(EngineBridgeTest, QuantisedConversionLoadsOrExplains) {
+  MAGNETAR_REQUIRE_TESTDATA("stories260K-hf/f32");
+  for (WeightType type : {WeightType::Q8_0, WeightType::Q4_0}) {
+    EngineCommand convert;
+    convert.kind = EngineCommand::Kind::Convert;
+    convert.request_id = next_id_++;
+    convert.path = test::testdata_path("stories260K-hf/f32");
+    convert.out_path = dir_ + "/stories-" + weight_type_name(type) + ".mgn";
+    convert.weight_type = type;
+    auto c = run(convert, {EventKind::ConvertDone, EventKind::ConvertFailed});
+    ASSERT_EQ(c.back().kind, EventKind::ConvertDone) << c.back().text_view();
+    EngineCommand load;
+    load.kind = EngineCommand::Kind::Load;
+    load.request_id = next_id_++;
+    load.path = convert.out_path;
+    auto l = run(load, {EventKind::ModelLoaded, EventKind::LoadFailed});
+    auto g = run(generate({{"user", "Once upon a time"}}, 8), {EventKind::GenerationDone, EventKind::GenerationFailed});
+    if (l.back().kind == EventKind::LoadFailed) {
+      EXPECT_NE(std::string(l.back().text_view()).find(weight_type_name(type)), std::string::npos)
+          << l.back().text_view();
+      EXPECT_EQ(g.back().kind, EventKind::GenerationFailed);  // no model: said, not crashed
+      continue;
+    }
+    EXPECT_EQ(bridge_->take_model_info()->weight_type, weight_type_name(type));
+    ASSERT_EQ(g.back().kind, EventKind::GenerationDone) << g.back().text_view();
+    EXPECT_GT(g.back().stats.n_generated, 0);
+  }
+}
+
 TEST_F(EngineBridgeTest, BrokenInputsGiveMessages) {
   const std::string dir = test::make_temp_dir("bridge-bad");
   fs::create_directories(dir + "/not-a-model");

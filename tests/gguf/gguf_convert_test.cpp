@@ -21,6 +21,10 @@
 #include <random>
 #include "magnetar/convert.h"
 #include "magnetar/engine.h"
+#include "convert/safetensors.h"
+#include "tokenizer/tokenizer.h"
+#include <map>
+#include <nlohmann/json.hpp>
 
 namespace magnetar {
 namespace {
@@ -394,6 +398,128 @@ TEST(GgufConvert, QuantizedTensorsDequantizeOrCopyBlockForBlock) {
     }
     EXPECT_EQ(checked, 5);
   }
+  test::remove_tree(dir);
+}
+
+// ---- Gemma: a GGUF written the way llama.cpp writes tiny-gemma ---------------------------------
+
+// tiny-gemma's safetensors as a GGUF: llama.cpp's tensor names, BF16 matrices copied as they
+// are, norms as F32 with the "1 +" folded in, no q/k permutation (NeoX RoPE), tied embeddings.
+std::string gemma_gguf(const std::string& folder) {
+  using gguf::ValueType;
+  convert::SafetensorsSet set;
+  EXPECT_TRUE(convert::open_safetensors_folder(folder, &set).is_ok());
+  std::map<std::string, std::string> file_bytes;
+  auto tensor_bytes = [&](const std::string& name) {
+    const convert::SafetensorsFile* file = nullptr;
+    const convert::SafetensorsTensor* t = set.find(name, &file);
+    EXPECT_NE(t, nullptr) << name;
+    if (t == nullptr) return std::string();
+    if (!file_bytes.count(file->path)) file_bytes[file->path] = test::read_file(file->path);
+    EXPECT_EQ(t->dtype, convert::SourceDType::BF16);
+    return file_bytes[file->path].substr(t->data_offset, t->bytes);
+  };
+  GgufWriter w;
+  w.kv("general.architecture", ValueType::String, GgufWriter::str("gemma"));
+  for (auto [key, value] : {std::pair<const char*, uint32_t>{"gemma.block_count", 2}, {"gemma.embedding_length", 64},
+                            {"gemma.feed_forward_length", 192}, {"gemma.attention.head_count", 4},
+                            {"gemma.attention.head_count_kv", 1}, {"gemma.attention.key_length", 32},
+                            {"gemma.attention.value_length", 32}, {"gemma.context_length", 512},
+                            {"tokenizer.ggml.bos_token_id", 2}, {"tokenizer.ggml.eos_token_id", 1},
+                            {"tokenizer.ggml.unknown_token_id", 3}, {"tokenizer.ggml.padding_token_id", 0}})
+    w.kv(key, ValueType::U32, GgufWriter::u32(value));
+  const float eps = 1e-6f;
+  w.kv("gemma.attention.layer_norm_rms_epsilon", ValueType::F32, std::string(reinterpret_cast<const char*>(&eps), 4));
+  w.kv("tokenizer.ggml.model", ValueType::String, GgufWriter::str("llama"));
+  w.kv("tokenizer.ggml.add_space_prefix", ValueType::Bool, std::string(1, '\0'));
+  Tokenizer tok;
+  EXPECT_TRUE(tok.load(test::read_file(folder + "/tokenizer.model")).is_ok());
+  std::string tokens = GgufWriter::u32(uint32_t(ValueType::String)) + GgufWriter::u64(uint64_t(tok.vocab_size()));
+  std::string scores = GgufWriter::u32(uint32_t(ValueType::F32)) + GgufWriter::u64(uint64_t(tok.vocab_size()));
+  std::string types = GgufWriter::u32(uint32_t(ValueType::I32)) + GgufWriter::u64(uint64_t(tok.vocab_size()));
+  for (int id = 0; id < tok.vocab_size(); ++id) {
+    const std::string piece = tok.piece_string(id);
+    tokens += GgufWriter::str(piece);
+    const float score = -float(id);
+    scores += std::string(reinterpret_cast<const char*>(&score), 4);
+    const bool byte = piece.size() == 6 && piece.compare(0, 3, "<0x") == 0 && piece.back() == '>';
+    const int32_t type = id == 3 ? 2 : tok.is_control(id) ? 3 : byte ? 6 : 1;
+    types += GgufWriter::u32(uint32_t(type));
+  }
+  w.kv("tokenizer.ggml.tokens", ValueType::Array, tokens);
+  w.kv("tokenizer.ggml.scores", ValueType::Array, scores);
+  w.kv("tokenizer.ggml.token_type", ValueType::Array, types);
+
+  auto norm_plus_one = [&](const std::string& name) {
+    const std::string bf16 = tensor_bytes(name);
+    std::string out;
+    for (size_t i = 0; i + 1 < bf16.size(); i += 2) {
+      uint16_t h;
+      std::memcpy(&h, bf16.data() + i, 2);
+      const float v = kernels::bf16_to_f32_scalar(h) + 1.0f;
+      out += std::string(reinterpret_cast<const char*>(&v), 4);
+    }
+    return out;
+  };
+  w.tensor("token_embd.weight", {64, 1024}, gguf::TensorType::BF16, tensor_bytes("model.embed_tokens.weight"));
+  for (int i = 0; i < 2; ++i) {
+    const std::string src = "model.layers." + std::to_string(i) + ".", dst = "blk." + std::to_string(i) + ".";
+    w.tensor(dst + "attn_norm.weight", {64}, gguf::TensorType::F32, norm_plus_one(src + "input_layernorm.weight"));
+    w.tensor(dst + "attn_q.weight", {64, 128}, gguf::TensorType::BF16, tensor_bytes(src + "self_attn.q_proj.weight"));
+    w.tensor(dst + "attn_k.weight", {64, 32}, gguf::TensorType::BF16, tensor_bytes(src + "self_attn.k_proj.weight"));
+    w.tensor(dst + "attn_v.weight", {64, 32}, gguf::TensorType::BF16, tensor_bytes(src + "self_attn.v_proj.weight"));
+    w.tensor(dst + "attn_output.weight", {128, 64}, gguf::TensorType::BF16,
+             tensor_bytes(src + "self_attn.o_proj.weight"));
+    w.tensor(dst + "ffn_norm.weight", {64}, gguf::TensorType::F32,
+             norm_plus_one(src + "post_attention_layernorm.weight"));
+    w.tensor(dst + "ffn_gate.weight", {64, 192}, gguf::TensorType::BF16, tensor_bytes(src + "mlp.gate_proj.weight"));
+    w.tensor(dst + "ffn_up.weight", {64, 192}, gguf::TensorType::BF16, tensor_bytes(src + "mlp.up_proj.weight"));
+    w.tensor(dst + "ffn_down.weight", {192, 64}, gguf::TensorType::BF16, tensor_bytes(src + "mlp.down_proj.weight"));
+  }
+  w.tensor("output_norm.weight", {64}, gguf::TensorType::F32, norm_plus_one("model.norm.weight"));
+  return w.finish();
+}
+
+// The Gemma path of the importer (no q/k permutation, norms taken as stored, tied embeddings,
+// sqrt(dim) embedding scale, tanh GELU, head_dim from key_length) against the float64 goldens.
+TEST(GgufConvert, GemmaGgufMatchesGoldenLogits) {
+  MAGNETAR_REQUIRE_TESTDATA("gemma/tiny-gemma");
+  MAGNETAR_REQUIRE_TESTDATA("gemma/goldens/tiny-gemma.chat.logits_all.f32");
+  const std::string dir = test::make_temp_dir("gguf_gemma");
+  const std::string bytes = gemma_gguf(test::testdata_path("gemma/tiny-gemma"));
+  const std::string source = dir + "/tiny-gemma.gguf";
+  {
+    FILE* file = std::fopen(source.c_str(), "wb");
+    ASSERT_NE(file, nullptr);
+    ASSERT_EQ(std::fwrite(bytes.data(), 1, bytes.size(), file), bytes.size());
+    std::fclose(file);
+  }
+  ConvertOptions options;
+  options.weight_type = WeightType::F32;
+  const std::string out = dir + "/tiny-gemma.mgn";
+  Status s = convert_model(source, out, options);
+  ASSERT_TRUE(s.is_ok()) << s.message();
+  std::unique_ptr<Model> model;
+  s = Model::load(out, LoadOptions{}, &model);
+  ASSERT_TRUE(s.is_ok()) << s.message();
+  std::unique_ptr<Session> session;
+  ASSERT_TRUE(Session::create(*model, &session).is_ok());
+  const auto golden = nlohmann::json::parse(test::read_file(test::testdata_path("gemma/goldens/tiny-gemma.json")));
+  const std::vector<int> prompt = golden["cases"]["chat"]["prompt_ids"].get<std::vector<int>>();
+  std::vector<float> logits;
+  ASSERT_TRUE(session->evaluate(prompt, &logits).is_ok());
+  const std::string want_bytes = test::read_file(test::testdata_path("gemma/goldens/tiny-gemma.chat.logits_all.f32"));
+  ASSERT_EQ(want_bytes.size(), prompt.size() * 1024 * 4);
+  ASSERT_EQ(logits.size(), prompt.size() * 1024);
+  double worst = 0;
+  for (size_t i = 0; i < logits.size(); ++i) {
+    float want;
+    std::memcpy(&want, want_bytes.data() + 4 * i, 4);
+    worst = std::max(worst, std::fabs(double(logits[i]) - want));
+  }
+  constexpr double kGemmaF32Tolerance = 2e-4;  // testdata README: ~1e-4 absolute for FP32 engines
+  EXPECT_LE(worst, kGemmaF32Tolerance) << "largest absolute logit difference";
+  EXPECT_TRUE(model->is_end_of_generation(6));  // <end_of_turn> from the Gemma chat template
   test::remove_tree(dir);
 }
 

@@ -104,3 +104,31 @@ INSTANTIATE_TEST_SUITE_P(
 
 }  // namespace
 }  // namespace magnetar
+
+namespace magnetar {
+namespace {
+
+// Rows are split across threads but each row's arithmetic is the same, so the logits (and the
+// greedy ids) do not depend on the thread count — also after the pool grows under a session.
+TEST(StoriesThreads, LogitsAreIdenticalForEveryThreadCount) {
+  MAGNETAR_REQUIRE_TESTDATA("stories260K/stories260K.bin");
+  std::string error;
+  const std::string path = test::converted_model("stories260K/stories260K.bin", WeightType::F16, &error);
+  ASSERT_FALSE(path.empty()) << error;
+  LoadOptions options;
+  options.threads = 1;
+  std::unique_ptr<Model> model;
+  ASSERT_TRUE(Model::load(path, options, &model));
+  std::unique_ptr<Session> session;
+  ASSERT_TRUE(Session::create(*model, &session));
+  std::vector<int> tokens = {1, 403, 407, 261, 378, 432, 383, 286, 261, 376, 298, 315};
+  std::vector<float> one, many;
+  ASSERT_TRUE(session->evaluate(tokens, &one));
+  model->set_threads(3);
+  session->reset();
+  ASSERT_TRUE(session->evaluate(tokens, &many));
+  EXPECT_EQ(one, many);
+}
+
+}  // namespace
+}  // namespace magnetar
