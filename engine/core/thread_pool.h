@@ -1,5 +1,6 @@
 // A persistent worker pool. run() executes fn(ctx, thread_index, n_threads) on every thread of the
-// pool — the calling thread is thread 0 — and returns when all are done. Workers spin briefly
+// pool — the calling thread is thread 0 — and returns when all are done; run_dynamic() is the
+// variant for self-scheduling jobs that does not wait for late workers. Workers spin briefly
 // after a job (fast wake-up while a model generates), then sleep on a futex-like wait, so an idle
 // engine uses no CPU. run() itself allocates nothing.
 #pragma once
@@ -20,6 +21,13 @@ class ThreadPool {
 
   int size() const;
   void run(Job job, void* ctx);
+
+  // For jobs that claim work from a shared counter until none is left: fn runs on the caller
+  // (thread 0) and on every worker that picks the job up before the caller's own call returns;
+  // a worker the OS has not scheduled by then is not waited for (a busy machine, a hybrid CPU's
+  // slow cores). So fn must be correct for any subset of threads 1..n-1 taking part, each at
+  // most once. Allocates nothing.
+  void run_dynamic(Job job, void* ctx);
 
   // Convenience: fn(thread_index, n_threads) on every thread.
   template <class F>

@@ -202,11 +202,31 @@ void read_sum_f32(const float* p, int64_t n, float* out) {
   for (int j = 0; j < kLanes; ++j) out[j] = (acc[0][j] + acc[1][j]) + (acc[2][j] + acc[3][j]);
 }
 
+// a * b + c rounded once, like the FMA instruction, without trusting the C library's fmaf (mingw-w64's
+// rounds twice). The product is exact in double; the sum is rounded to odd in double (TwoSum
+// error tells which way the exact value lies), and rounding that to float is then exact-once.
+float fma_f32(float a, float b, float c) {
+  const double p = static_cast<double>(a) * b;
+  const double s = p + c;
+  const double bb = s - p;
+  const double err = (p - (s - bb)) + (c - bb);
+  double odd = s;
+  if (err != 0.0) {
+    uint64_t bits;
+    std::memcpy(&bits, &s, sizeof bits);
+    if ((bits & 1u) == 0) {
+      bits += ((err > 0) == (s > 0)) ? 1 : static_cast<uint64_t>(-1);  // toward the exact value
+      std::memcpy(&odd, &bits, sizeof odd);
+    }
+  }
+  return static_cast<float>(odd);
+}
+
 void fma_loop(int64_t iterations, const float* coefficients, float* out) {
   float chain[12];
   for (int c = 0; c < 12; ++c) chain[c] = 1.0f + static_cast<float>(c) / 16.0f;
   for (int64_t i = 0; i < iterations; ++i)
-    for (float& v : chain) v = std::fma(v, coefficients[0], coefficients[1]);
+    for (float& v : chain) v = fma_f32(v, coefficients[0], coefficients[1]);
   float sum = chain[0];
   for (int c = 1; c < 12; ++c) sum += chain[c];
   for (int j = 0; j < kLanes; ++j) out[j] = sum;

@@ -38,6 +38,9 @@ void axpy_f32(float* y, const float* x, int64_t n, const float* scale);
 float dot_f16_f32(const uint16_t* w, const float* x, int64_t n);
 float dot_f32_f32(const float* a, const float* b, int64_t n);
 
+// a * b + c with a single rounding (what vfmadd does), independent of the C library's fmaf.
+float fma_f32(float a, float b, float c);
+
 // Twins of the benchmark probes in asm/probe_avx2.asm (bit-exact: same order of operations).
 void read_sum_f32(const float* p, int64_t n, float* out /*[8]*/);
 void fma_loop(int64_t iterations, const float* coefficients /*[2]*/, float* out /*[8]*/);

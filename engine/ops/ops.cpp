@@ -1,9 +1,11 @@
-// Threaded drivers over the kernel table: rows of a weight matrix are split across the pool in
-// chunks of kRowGranule rows (whole cache lines and, for typical widths, whole pages per thread),
-// each thread calls the kernel once on its contiguous slab. Small matrices stay on the caller:
-// waking workers would cost more than the work.
+// Threaded drivers over the kernel table. The rows of a weight matrix are cut into chunks of
+// about kChunkBytes (a multiple of kRowGranule rows: whole cache lines, whole pages for typical
+// widths); threads take chunks from a shared counter, so a thread the OS holds back (a shared
+// machine, a hybrid CPU's slower cores) leaves its share to the others instead of making
+// everyone wait. Small matrices stay on the caller: waking workers would cost more than the work.
 #include "ops/ops.h"
 
+#include <atomic>
 #include <cassert>
 #include <cstring>
 
@@ -18,6 +20,9 @@ namespace {
 constexpr int64_t kRowGranule = 16;
 // Below this many weight bytes a matvec runs on the calling thread alone.
 constexpr int64_t kParallelMinBytes = 128 * 1024;
+// Weight bytes per chunk a thread takes at a time: long enough for the kernels' streams to run
+// at full speed (each chunk restarts them), short enough to even out a late thread.
+constexpr int64_t kChunkBytes = 1 << 20;
 
 int64_t dtype_bytes(format::DType t) {
   switch (t) {
@@ -33,6 +38,8 @@ struct MatJob {
   const float* x;
   float* y;
   int64_t n_tokens;  // 0 = matvec
+  int64_t chunk_rows;
+  alignas(64) std::atomic<int64_t> next_row{0};
 };
 
 void run_rows(const MatJob& job, int64_t begin, int64_t end) {
@@ -56,11 +63,14 @@ void run_rows(const MatJob& job, int64_t begin, int64_t end) {
   }
 }
 
-void mat_job(void* ctx, int thread_index, int n_threads) {
-  const MatJob& job = *static_cast<const MatJob*>(ctx);
-  int64_t begin = 0, end = 0;
-  ThreadPool::split(job.w->rows, kRowGranule, thread_index, n_threads, &begin, &end);
-  run_rows(job, begin, end);
+void mat_job(void* ctx, int, int) {
+  MatJob& job = *static_cast<MatJob*>(ctx);
+  const int64_t rows = job.w->rows;
+  for (;;) {
+    const int64_t begin = job.next_row.fetch_add(job.chunk_rows, std::memory_order_relaxed);
+    if (begin >= rows) return;
+    run_rows(job, begin, begin + job.chunk_rows < rows ? begin + job.chunk_rows : rows);
+  }
 }
 
 void run(ThreadPool& pool, const Matrix& w, const float* x, int64_t n_tokens, float* y) {
@@ -72,14 +82,21 @@ void run(ThreadPool& pool, const Matrix& w, const float* x, int64_t n_tokens, fl
   assert((w.dtype == format::DType::F16 || w.dtype == format::DType::F32) &&
          "ops: only F16 and F32 matrices are supported; the loader must reject other dtypes");
   assert(w.data != nullptr && w.rows >= 0 && w.cols >= 0);
-  MatJob job{&kernels::active(), &w, x, y, n_tokens};
+  MatJob job{&kernels::active(), &w, x, y, n_tokens, 0};
   const int64_t bytes = w.rows * w.cols * dtype_bytes(w.dtype);
   const int64_t work = bytes * (n_tokens > 0 ? n_tokens : 1);
   if (pool.size() == 1 || work < kParallelMinBytes || w.rows <= kRowGranule) {
     run_rows(job, 0, w.rows);
     return;
   }
-  pool.run(mat_job, &job);
+  // Chunks: ~kChunkBytes of weights, but at least two per thread, in whole granules.
+  const int64_t row_bytes = w.cols * dtype_bytes(w.dtype) > 0 ? w.cols * dtype_bytes(w.dtype) : 1;
+  int64_t chunk = kChunkBytes / row_bytes;
+  const int64_t fair = w.rows / (2 * pool.size());
+  if (chunk > fair) chunk = fair;
+  chunk = (chunk + kRowGranule - 1) / kRowGranule * kRowGranule;
+  job.chunk_rows = chunk > kRowGranule ? chunk : kRowGranule;
+  pool.run_dynamic(mat_job, &job);
 }
 
 }  // namespace

@@ -25,7 +25,8 @@ namespace {
 
 std::string cli_path() {
   const char* dir = std::getenv("MAGNETAR_CLI_DIR");
-  return (std::filesystem::path(dir ? dir : ".") / MAGNETAR_CLI_NAME).string();
+  // make_preferred: cmd.exe (popen on Windows) cannot run "/dir/x.exe", but runs "\dir\x.exe".
+  return (std::filesystem::path(dir ? dir : ".") / MAGNETAR_CLI_NAME).make_preferred().string();
 }
 
 struct Output {
@@ -37,6 +38,9 @@ Output run_cli(const std::string& args, bool merge_stderr = false) {
   // Appended piece by piece: GCC 12 warns falsely (-Wrestrict) about the chained operator+.
   std::string cmd = "\"";
   cmd.append(cli_path()).append("\" ").append(args).append(merge_stderr ? " 2>&1" : " 2>" DEVNULL);
+#ifdef _WIN32
+  cmd = "\"" + cmd + "\"";  // cmd /c strips the first and the last quote of the line
+#endif
   Output o;
   FILE* p = popen(cmd.c_str(), "r");
   if (!p) return o;

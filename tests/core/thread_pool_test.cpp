@@ -72,6 +72,63 @@ TEST(ThreadPool, DestroysCleanlyWhileWorkersSleepOrSpin) {
   SUCCEED();
 }
 
+// A self-scheduling job: threads claim items from a counter until none is left.
+struct ClaimJob {
+  std::atomic<int64_t> next{0};
+  int64_t items = 0;
+  std::vector<std::atomic<int>>* seen_items;
+  std::vector<std::atomic<int>>* calls_per_thread;
+};
+
+void claim_items(void* ctx, int thread, int) {
+  ClaimJob& job = *static_cast<ClaimJob*>(ctx);
+  (*job.calls_per_thread)[static_cast<size_t>(thread)].fetch_add(1);
+  for (;;) {
+    const int64_t i = job.next.fetch_add(1);
+    if (i >= job.items) return;
+    (*job.seen_items)[static_cast<size_t>(i)].fetch_add(1);
+  }
+}
+
+TEST(ThreadPool, RunDynamicDoesEveryItemOnceWhoeverShowsUp) {
+  for (int n : {1, 2, 3, 5}) {
+    ThreadPool pool(n);
+    for (int rep = 0; rep < 3000; ++rep) {
+      const int64_t items = 1 + rep % 97;
+      std::vector<std::atomic<int>> seen(static_cast<size_t>(items));
+      std::vector<std::atomic<int>> calls(static_cast<size_t>(n));
+      ClaimJob job;
+      job.items = items;
+      job.seen_items = &seen;
+      job.calls_per_thread = &calls;
+      pool.run_dynamic(claim_items, &job);
+      for (int64_t i = 0; i < items; ++i) ASSERT_EQ(seen[static_cast<size_t>(i)].load(), 1) << "item " << i;
+      ASSERT_EQ(calls[0].load(), 1) << "the caller always takes part";
+      for (int t = 1; t < n; ++t) ASSERT_LE(calls[static_cast<size_t>(t)].load(), 1) << "thread " << t;
+      if (rep % 500 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(3));  // workers doze off
+    }
+  }
+}
+
+TEST(ThreadPool, StaticAndDynamicJobsInterleave) {
+  // Late workers of a dynamic job must neither run it after the caller moved on nor miss the
+  // static job that follows.
+  ThreadPool pool(4);
+  std::vector<std::atomic<int>> hits(4);
+  for (int rep = 0; rep < 2000; ++rep) {
+    std::vector<std::atomic<int>> seen(8);
+    std::vector<std::atomic<int>> calls(4);
+    ClaimJob job;
+    job.items = 8;
+    job.seen_items = &seen;
+    job.calls_per_thread = &calls;
+    pool.run_dynamic(claim_items, &job);
+    for (auto& s : seen) ASSERT_EQ(s.load(), 1);
+    pool.parallel([&](int t, int) { hits[static_cast<size_t>(t)].fetch_add(1); });
+  }
+  for (auto& h : hits) EXPECT_EQ(h.load(), 2000);
+}
+
 TEST(ThreadPool, SplitCoversRangeWithGranuleBoundaries) {
   for (int64_t n : {0, 1, 15, 16, 17, 100, 1000, 4099})
     for (int64_t granule : {1, 4, 16, 64})

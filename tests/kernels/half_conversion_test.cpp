@@ -6,7 +6,10 @@
 #include <cstring>
 #include <limits>
 
+#include <random>
+
 #include "kernels/kernels.h"
+#include "kernels/reference.h"
 
 namespace magnetar::test {
 namespace {
@@ -103,6 +106,25 @@ TEST(HalfConversion, Bfloat16IsTheTopHalfOfAFloat) {
   }
   EXPECT_EQ(kernels::bf16_to_f32_scalar(0x3f80), 1.0f);
   EXPECT_EQ(kernels::bf16_to_f32_scalar(0xc040), -3.0f);
+}
+
+TEST(FmaTwin, RoundsOnceLikeTheInstruction) {
+  // Rounding a*b first would lose the -u^2 below; the random cases check nearest-rounding
+  // (with a deterministic seed, against the double value, exact to 2^-48 relative).
+  const float one_ulp = std::ldexp(1.0f, -23);
+  // (1 + u)(1 - u) = 1 - u^2: fused keeps the -u^2, so 1 - that - 1 rounds to -u^2 exactly.
+  EXPECT_EQ(kernels::ref::fma_f32(1.0f + one_ulp, 1.0f - one_ulp, -1.0f), -one_ulp * one_ulp);
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> d(-4.f, 4.f);
+  for (int i = 0; i < 100000; ++i) {
+    const float x = d(rng), y = d(rng), z = d(rng);
+    const double e = static_cast<double>(x) * y + z;
+    const float r = kernels::ref::fma_f32(x, y, z);
+    // r must be the float nearest e: no float lies strictly closer.
+    const double err = std::fabs(static_cast<double>(r) - e);
+    EXPECT_LE(err, std::fabs(static_cast<double>(std::nextafter(r, INFINITY)) - e)) << x << " " << y << " " << z;
+    EXPECT_LE(err, std::fabs(static_cast<double>(std::nextafter(r, -INFINITY)) - e)) << x << " " << y << " " << z;
+  }
 }
 
 }  // namespace
