@@ -54,7 +54,8 @@ std::string render_llama2(const std::vector<ChatMessage>& messages, bool add_gen
       first_user = false;
       out += special.bos + "[INST] " + trim(content) + " [/INST]";
     } else if (m.role == "assistant") {
-      out += " " + trim(m.content) + " " + special.eos;
+      // Appended piece by piece: `" " + std::string` trips a false GCC 12 -Wrestrict warning.
+      out.append(" ").append(trim(m.content)).append(" ").append(special.eos);
     }
   }
   (void)add_generation_prompt;  // the template ends with " [/INST]": the answer follows directly
