@@ -29,6 +29,15 @@ bool AccentButton(const char* label, ImVec2 size) {
   return pressed;
 }
 
+// One "key  value" row of a two-column ImGui table (machine card, model card, drop summary).
+static void KeyValueRow(const char* key, const std::string& value) {
+  ImGui::TableNextRow();
+  ImGui::TableNextColumn();
+  ImGui::TextDisabled("%s", key);
+  ImGui::TableNextColumn();
+  ImGui::TextUnformatted(value.c_str());
+}
+
 void HelpText(const char* text) {
   ImGui::PushStyleColor(ImGuiCol_Text, ToVec4(colors::kDim));
   ImGui::TextWrapped("%s", text);
@@ -74,13 +83,7 @@ void MachineCard(UiState& ui, float width) {
   ImGui::TextUnformatted("This machine");
   ImGui::PopFont();
   if (ImGui::BeginTable("##machine", 2, ImGuiTableFlags_SizingFixedFit, ImVec2(width, 0))) {
-    auto row = [](const char* key, const std::string& value) {
-      ImGui::TableNextRow();
-      ImGui::TableNextColumn();
-      ImGui::TextDisabled("%s", key);
-      ImGui::TableNextColumn();
-      ImGui::TextUnformatted(value.c_str());
-    };
+    auto* const row = KeyValueRow;
     row("Processor", cpu.brand.empty() ? "unknown" : cpu.brand);
     row("Cores", std::to_string(cpu.logical_cores) + " logical");
     std::string isa;
@@ -320,13 +323,7 @@ void DrawDashboard(UiState& ui) {
     return;
   }
   if (ImGui::BeginTable("##model", 2, ImGuiTableFlags_SizingStretchProp)) {
-    auto row = [](const char* key, const std::string& value) {
-      ImGui::TableNextRow();
-      ImGui::TableNextColumn();
-      ImGui::TextDisabled("%s", key);
-      ImGui::TableNextColumn();
-      ImGui::TextUnformatted(value.c_str());
-    };
+    auto* const row = KeyValueRow;
     row("Name", app.model.name);
     row("Architecture", app.model.architecture);
     row("Parameters", format_count(app.model.n_params));
@@ -464,13 +461,7 @@ void DropDialogContent(UiState& ui) {
 
   const SourceSummary& sum = d.result.summary;
   if (ImGui::BeginTable("##summary", 2, ImGuiTableFlags_SizingFixedFit)) {
-    auto row = [](const char* key, const std::string& value) {
-      ImGui::TableNextRow();
-      ImGui::TableNextColumn();
-      ImGui::TextDisabled("%s", key);
-      ImGui::TableNextColumn();
-      ImGui::TextUnformatted(value.c_str());
-    };
+    auto* const row = KeyValueRow;
     row("What", sum.architecture + "  (" + sum.kind + ")");
     row("Parameters", format_count(sum.n_params) + "  ·  " + std::to_string(sum.n_layers) + " layers, width " +
                           std::to_string(sum.dim));

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <cstdint>
 #include <string>
+#include <utility>
 
 #include "magnetar/status.h"
 
@@ -15,9 +16,26 @@ class FileBuffer {
  public:
   enum class Mode { Read, Map };
   FileBuffer() = default;
-  ~FileBuffer();
-  FileBuffer(FileBuffer&& other) noexcept;
-  FileBuffer& operator=(FileBuffer&& other) noexcept;
+  ~FileBuffer() { close(); }
+  FileBuffer(FileBuffer&& other) noexcept { *this = std::move(other); }
+  // Platform-independent: only open() and close() know how the memory was obtained.
+  FileBuffer& operator=(FileBuffer&& other) noexcept {
+    if (this != &other) {
+      close();
+      data_ = other.data_;
+      size_ = other.size_;
+      mapped_bytes_ = other.mapped_bytes_;
+      mode_ = other.mode_;
+      huge_pages_ = other.huge_pages_;
+      handle_ = other.handle_;
+      other.data_ = nullptr;
+      other.size_ = 0;
+      other.mapped_bytes_ = 0;
+      other.huge_pages_ = false;
+      other.handle_ = nullptr;
+    }
+    return *this;
+  }
   FileBuffer(const FileBuffer&) = delete;
   FileBuffer& operator=(const FileBuffer&) = delete;
 

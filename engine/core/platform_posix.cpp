@@ -48,26 +48,6 @@ Status read_all(int fd, const std::string& path, uint8_t* dst, uint64_t size,
 
 }  // namespace
 
-FileBuffer::~FileBuffer() { close(); }
-
-FileBuffer::FileBuffer(FileBuffer&& other) noexcept { *this = std::move(other); }
-
-FileBuffer& FileBuffer::operator=(FileBuffer&& other) noexcept {
-  if (this != &other) {
-    close();
-    data_ = other.data_;
-    size_ = other.size_;
-    mapped_bytes_ = other.mapped_bytes_;
-    mode_ = other.mode_;
-    huge_pages_ = other.huge_pages_;
-    handle_ = other.handle_;
-    other.data_ = nullptr;
-    other.size_ = other.mapped_bytes_ = 0;
-    other.handle_ = nullptr;
-  }
-  return *this;
-}
-
 Status FileBuffer::open(const std::string& path, Mode mode, Progress progress, void* ctx,
                         const std::atomic<bool>* cancel) {
   close();

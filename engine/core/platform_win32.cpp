@@ -205,28 +205,6 @@ const std::vector<ULONG_PTR>& core_masks() {
 // 3. FileBuffer: Map = a read-only view of a file mapping; Read = VirtualAlloc'd copy
 // ---------------------------------------------------------------------------------------------
 
-FileBuffer::~FileBuffer() { close(); }
-
-FileBuffer::FileBuffer(FileBuffer&& other) noexcept { *this = std::move(other); }
-
-FileBuffer& FileBuffer::operator=(FileBuffer&& other) noexcept {
-  if (this != &other) {
-    close();
-    data_ = other.data_;
-    size_ = other.size_;
-    mapped_bytes_ = other.mapped_bytes_;
-    mode_ = other.mode_;
-    huge_pages_ = other.huge_pages_;
-    handle_ = other.handle_;
-    other.data_ = nullptr;
-    other.size_ = 0;
-    other.mapped_bytes_ = 0;
-    other.huge_pages_ = false;
-    other.handle_ = nullptr;
-  }
-  return *this;
-}
-
 void FileBuffer::close() {
   if (data_) {
     if (mode_ == Mode::Map) {
