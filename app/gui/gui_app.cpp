@@ -3,11 +3,13 @@
 // One window (GLFW + OpenGL 3.3 core via glad), Dear ImGui for everything drawn. The UI thread
 // only renders and handles input; the EngineBridge's thread loads, converts and generates.
 // Each frame: drain engine events into AppState, draw the panels, hand AppState's outbox to
-// the engine. When nothing happens the loop sleeps in glfwWaitEventsTimeout; the engine wakes
-// it with glfwPostEmptyEvent, and frames are capped at 60 per second while the engine works,
-// so the UI never competes with generation for the CPU.
+// the engine. The loop sleeps in glfwWaitEventsTimeout until a frame is due (FramePacer): input
+// wakes it and is drawn at once; the engine wakes it with glfwPostEmptyEvent, and while the
+// engine works its progress is drawn at a rate set by what frames cost in CPU time, so the UI
+// takes about 2% of one core from generation. With nothing happening it draws twice a second.
 //
 // Usage: magnetar [MODEL.mgn | HF_FOLDER | CHECKPOINT.bin]
+// MAGNETAR_FRAME_STATS=FILE appends one JSON line per answer: the UI's frame times during it.
 #include <glad/gl.h>
 // glad first: it replaces the system GL header GLFW would include.
 #include <GLFW/glfw3.h>
@@ -16,12 +18,15 @@
 #include <imgui.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <memory>
 #include <thread>
 
+#include "core/frame_pacing.h"
 #include "core/settings_file.h"
 #include "core/text_util.h"
 #include "magnetar/system.h"
@@ -73,13 +78,69 @@ void HandleDroppedPath(UiState& ui, const std::string& path) {
 
 namespace {
 
-struct PendingDrops {
-  std::vector<std::string> paths;
+// What the window system delivered since the last frame (GLFW callbacks run inside
+// glfwWaitEventsTimeout on the UI thread). ImGui's backend installs its callbacks after these
+// and calls them first, so both see every event.
+struct WindowInbox {
+  std::vector<std::string> drops;
+  bool input = false;  // keys, characters, mouse, focus, resize, expose: draw at once
+  ImeGuard ime;
+  bool enter_confirmed_composition = false;
 };
 
+WindowInbox& inbox_of(GLFWwindow* window) { return *static_cast<WindowInbox*>(glfwGetWindowUserPointer(window)); }
+
 void on_drop(GLFWwindow* window, int count, const char** paths) {
-  auto* pending = static_cast<PendingDrops*>(glfwGetWindowUserPointer(window));
-  for (int i = 0; i < count; ++i) pending->paths.emplace_back(paths[i]);  // GLFW gives UTF-8
+  WindowInbox& inbox = inbox_of(window);
+  for (int i = 0; i < count; ++i) inbox.drops.emplace_back(paths[i]);  // GLFW gives UTF-8
+  inbox.input = true;
+}
+
+void on_key(GLFWwindow* window, int key, int /*scancode*/, int action, int mods) {
+  WindowInbox& inbox = inbox_of(window);
+  inbox.input = true;
+  if (action == GLFW_RELEASE) return;
+  if (key == GLFW_KEY_ENTER || key == GLFW_KEY_KP_ENTER) {
+    if (!inbox.ime.on_enter()) inbox.enter_confirmed_composition = true;
+    return;
+  }
+  // Keys that type a character on the main block (the keypad types nothing with NumLock off).
+  const bool plain = !(mods & (GLFW_MOD_CONTROL | GLFW_MOD_ALT | GLFW_MOD_SUPER));
+  inbox.ime.on_key_press(plain && key >= GLFW_KEY_SPACE && key <= GLFW_KEY_WORLD_2, key == GLFW_KEY_ESCAPE);
+}
+
+void on_char(GLFWwindow* window, unsigned int /*codepoint*/) {
+  WindowInbox& inbox = inbox_of(window);
+  inbox.ime.on_char();
+  inbox.input = true;
+}
+
+void on_window_input(GLFWwindow* window) { inbox_of(window).input = true; }
+
+void install_input_callbacks(GLFWwindow* window) {
+  glfwSetDropCallback(window, on_drop);
+  glfwSetKeyCallback(window, on_key);
+  glfwSetCharCallback(window, on_char);
+  glfwSetMouseButtonCallback(window, [](GLFWwindow* w, int, int, int) { on_window_input(w); });
+  glfwSetScrollCallback(window, [](GLFWwindow* w, double, double) { on_window_input(w); });
+  glfwSetCursorPosCallback(window, [](GLFWwindow* w, double, double) { on_window_input(w); });
+  glfwSetCursorEnterCallback(window, [](GLFWwindow* w, int) { on_window_input(w); });
+  glfwSetWindowFocusCallback(window, [](GLFWwindow* w, int) { on_window_input(w); });
+  glfwSetWindowRefreshCallback(window, on_window_input);
+  glfwSetFramebufferSizeCallback(window, [](GLFWwindow* w, int, int) { on_window_input(w); });
+  glfwSetWindowContentScaleCallback(window, [](GLFWwindow* w, float, float) { on_window_input(w); });
+}
+
+// Mesa's software OpenGL (llvmpipe) rasterises on one thread per core by default: threads that
+// compete with generation and whose CPU no frame measurement sees. Asked to, it rasterises on
+// the thread that draws, where thread_cpu_seconds() counts it and the pacer limits it. Hardware
+// drivers ignore the variable; a value the user set is kept.
+void keep_software_rendering_on_the_ui_thread() {
+#ifdef _WIN32
+  if (!std::getenv("LP_NUM_THREADS")) _putenv_s("LP_NUM_THREADS", "0");
+#else
+  setenv("LP_NUM_THREADS", "0", /*overwrite=*/0);
+#endif
 }
 
 double seconds_now() {
@@ -178,6 +239,7 @@ int run(int argc, char** argv) {
     }
 
   glfwSetErrorCallback([](int code, const char* text) { std::fprintf(stderr, "magnetar: GLFW error %d: %s\n", code, text); });
+  keep_software_rendering_on_the_ui_thread();
   if (!glfwInit()) {
     std::fprintf(stderr, "magnetar: cannot open a window (no display?)\n");
     return 1;
@@ -210,9 +272,9 @@ int run(int argc, char** argv) {
   }
   glfwSwapInterval(1);
   SetWindowIcon(window);
-  PendingDrops drops;
-  glfwSetWindowUserPointer(window, &drops);
-  glfwSetDropCallback(window, on_drop);
+  WindowInbox inbox;
+  glfwSetWindowUserPointer(window, &inbox);
+  install_input_callbacks(window);  // before ImGui's backend, which chains to them
 
   float scale_x = 1, scale_y = 1;
   glfwGetWindowContentScale(window, &scale_x, &scale_y);
@@ -243,7 +305,11 @@ int run(int argc, char** argv) {
     app.post(Notice::Level::Error, "Chats cannot be saved: " + status.message(), 0);
 
   // Destroyed before glfwTerminate(): its thread calls glfwPostEmptyEvent() until it stops.
-  auto bridge_owner = std::make_unique<EngineBridge>([] { glfwPostEmptyEvent(); });
+  std::atomic<bool> engine_woke{false};
+  auto bridge_owner = std::make_unique<EngineBridge>([&engine_woke] {
+    engine_woke.store(true);
+    glfwPostEmptyEvent();
+  });
   EngineBridge& bridge = *bridge_owner;
   ui.bridge = &bridge;
   EngineCommand measure;
@@ -251,37 +317,37 @@ int run(int argc, char** argv) {
   bridge.send(measure);
   for (const std::string& path : args) HandleDroppedPath(ui, path);
 
-  // While the engine works, frames are paced so drawing takes at most ~1/6 of one core: 60 fps
-  // with a GPU (a frame costs ~1 ms), fewer with software OpenGL, whose frames cost tens of ms
-  // of the CPU time generation needs.
-  constexpr double kBusyFrameSeconds = 1.0 / 60.0;
-  constexpr double kSlowestBusyFrameSeconds = 0.25;
-  constexpr double kFrameCostShare = 6.0;
-  constexpr double kIdleWaitSeconds = 0.5;          // caret blink, toasts
-  int settle_frames = 3;  // ImGui needs a frame or two after input to settle hover states
+  const char* frame_stats_path = std::getenv("MAGNETAR_FRAME_STATS");
+  FramePacer pacer;
+  FrameRecorder generation_frames;
+  int settle_frames = 3;  // ImGui needs a frame or two after input to settle hover and key states
   double last_frame = 0;
   while (!glfwWindowShouldClose(window)) {
-    const bool animating = app.busy() || ui.drop.inspecting || settle_frames > 0;
-    if (animating) {
-      double recent_cost = 0;  // seconds of the last few frames' CPU work
-      for (size_t i = ui.frame_ms.size() > 8 ? ui.frame_ms.size() - 8 : 0; i < ui.frame_ms.size(); ++i)
-        recent_cost = std::max(recent_cost, ui.frame_ms[i] / 1000.0);
-      const double interval = settle_frames > 0 && !app.busy()
-                                  ? kBusyFrameSeconds
-                                  : std::clamp(recent_cost * kFrameCostShare, kBusyFrameSeconds,
-                                               kSlowestBusyFrameSeconds);
-      const double next = last_frame + interval;
-      for (double t = seconds_now(); t < next; t = seconds_now()) glfwWaitEventsTimeout(next - t);
-      glfwPollEvents();
-      if (settle_frames > 0) --settle_frames;
-    } else {
-      glfwWaitEventsTimeout(kIdleWaitSeconds);
-      settle_frames = 2;
+    // Sleep until a frame is due. Whatever arrives meanwhile (input, an engine wake-up) is
+    // handled inside glfwWaitEventsTimeout and may bring the frame forward.
+    for (;;) {
+      FrameTriggers triggers;
+      triggers.input = inbox.input;
+      triggers.settling = settle_frames > 0;
+      triggers.engine = engine_woke.load();
+      triggers.polling = ui.drop.inspecting;
+      const double due = pacer.due(triggers, app.busy(), last_frame);
+      const double now = seconds_now();
+      if (now >= due) break;
+      glfwWaitEventsTimeout(due - now);
     }
+    if (inbox.input) settle_frames = 2;
+    else if (settle_frames > 0) --settle_frames;
+    inbox.input = false;
+    ui.enter_confirmed_composition = inbox.enter_confirmed_composition;
+    inbox.enter_confirmed_composition = false;
+
     const double frame_start = seconds_now();
+    const double frame_start_cpu = thread_cpu_seconds();
     last_frame = frame_start;
     ui.now = frame_start;
 
+    engine_woke.store(false);  // before draining: a wake-up for a later event stays seen
     EngineEvent event;
     while (bridge.poll(&event)) {
       std::optional<ModelInfo> info;
@@ -290,8 +356,8 @@ int run(int argc, char** argv) {
       if (event.kind == EventKind::ModelLoaded) ui.settings_dirty = true;  // known_models changed
     }
     if (!ui.machine.ready && bridge.machine_ready()) ui.machine = bridge.machine();
-    for (const std::string& path : drops.paths) HandleDroppedPath(ui, path);
-    drops.paths.clear();
+    for (const std::string& path : inbox.drops) HandleDroppedPath(ui, path);
+    inbox.drops.clear();
 
     ImGui_ImplOpenGL3_NewFrame();
     ImGui_ImplGlfw_NewFrame();
@@ -315,8 +381,31 @@ int run(int argc, char** argv) {
       if (Status status = save_settings(ui.settings_path, app.settings, app.known_models); !status)
         app.post(Notice::Level::Error, status.message(), ui.now);
     }
-    ui.frame_ms.push_back(static_cast<float>((seconds_now() - frame_start) * 1000.0));
-    if (ui.frame_ms.size() > 120) ui.frame_ms.pop_front();
+
+    // A frame's cost is the CPU it took on this thread (with software OpenGL that includes the
+    // rasterising); its wall time also holds waiting for a core the engine is using.
+    const double frame_end = seconds_now();
+    const double frame_end_cpu = thread_cpu_seconds();
+    const double frame_cpu = frame_end_cpu - frame_start_cpu;
+    pacer.record(frame_cpu);
+    ui.frame_cpu_ms.push_back(static_cast<float>(frame_cpu * 1000.0));
+    if (ui.frame_cpu_ms.size() > 120) ui.frame_cpu_ms.pop_front();
+    // Statistics of the frames drawn while an answer is written (from the frame after Send to
+    // the frame that shows the end).
+    if (generation_frames.active()) generation_frames.add(frame_cpu, frame_end - frame_start);
+    if (!generation_frames.active() && app.generation.active) {
+      generation_frames.begin(frame_end, frame_end_cpu);
+    } else if (generation_frames.active() && !app.generation.active) {
+      ui.generation_frames = generation_frames.finish(frame_end, frame_end_cpu);
+      if (frame_stats_path) {
+        if (FILE* f = std::fopen(frame_stats_path, "a")) {
+          const std::string line = frame_summary_json(ui.generation_frames, app.last_stats.generate_tokens_per_second,
+                                                      app.last_stats.n_generated);
+          std::fprintf(f, "%s\n", line.c_str());
+          std::fclose(f);
+        }
+      }
+    }
   }
 
   // Closing mid-answer keeps what was written so far.

@@ -10,6 +10,7 @@
 #include <imgui.h>
 
 #include "core/app_state.h"
+#include "core/frame_pacing.h"
 #include "core/markdown.h"
 #include "engine_bridge.h"
 #include "magnetar/convert.h"
@@ -73,6 +74,7 @@ struct UiState {
   // Chat
   std::string input;
   bool focus_input = true;
+  bool enter_confirmed_composition = false;  // this frame's Enter belongs to an IME composition
   bool scroll_to_bottom = false;
   std::string search;
   std::string rename_id, rename_text;
@@ -101,7 +103,8 @@ struct UiState {
   FileDialog file_dialog;
 
   // Dashboard
-  std::deque<float> frame_ms;  // recent frame times
+  std::deque<float> frame_cpu_ms;       // recent frames' CPU time on the UI thread
+  FrameTimeSummary generation_frames;   // the frames drawn during the last answer
   uint64_t rss_bytes = 0;
   double rss_time = -10;
 };

@@ -495,7 +495,9 @@ void InputArea(UiState& ui) {
                                                           : "Drop a model onto the window to start");
   }
   ImGui::SameLine(0, 8 * s);
-  bool send = submitted;
+  // An Enter that confirmed an input-method composition (X11 reports it; see ImeGuard) is not
+  // a send: the composed text arrives as characters after it.
+  bool send = submitted && !ui.enter_confirmed_composition;
   if (generating) {
     ImGui::PushStyleColor(ImGuiCol_Button, ToVec4(IM_COL32(150, 60, 60, 255)));
     ImGui::PushStyleColor(ImGuiCol_ButtonHovered, ToVec4(IM_COL32(180, 72, 72, 255)));
@@ -514,7 +516,7 @@ void InputArea(UiState& ui) {
     }
     ui.focus_input = true;
   } else if (submitted) {
-    ui.focus_input = true;  // Enter while generating: keep the text, keep typing
+    ui.focus_input = true;  // Enter while generating or composing: keep the text, keep typing
   }
 }
 

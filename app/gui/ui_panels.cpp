@@ -286,11 +286,11 @@ void DrawDashboard(UiState& ui) {
     ui.rss_bytes = current_resident_bytes();
   }
   float frame_avg = 0, frame_max = 0;
-  for (float ms : ui.frame_ms) {
+  for (float ms : ui.frame_cpu_ms) {
     frame_avg += ms;
     frame_max = std::max(frame_max, ms);
   }
-  if (!ui.frame_ms.empty()) frame_avg /= static_cast<float>(ui.frame_ms.size());
+  if (!ui.frame_cpu_ms.empty()) frame_avg /= static_cast<float>(ui.frame_cpu_ms.size());
   if (ImGui::BeginTable("##live", 2, ImGuiTableFlags_SizingStretchProp)) {
     auto row = [](const char* key, const char* fmt, auto... values) {
       ImGui::TableNextRow();
@@ -305,8 +305,16 @@ void DrawDashboard(UiState& ui) {
     row("Context", "%d / %d", st.n_context, app.model.context_length);
     row("Memory (RSS)", "%s", format_bytes(ui.rss_bytes).c_str());
     row("Threads", "%d", st.threads);
-    row("UI frame", "%.1f ms avg · %.1f max", frame_avg, frame_max);
+    row("UI frame (CPU)", "%.1f ms avg · %.1f max", frame_avg, frame_max);
     ImGui::EndTable();
+  }
+  if (ui.generation_frames.seconds > 0) {
+    // What drawing cost during the last answer: the share of a core generation did not get.
+    ImGui::PushFont(ui.fonts.small);
+    ImGui::PushTextWrapPos(0);
+    ImGui::TextDisabled("UI during the last answer: %s", format_frame_summary(ui.generation_frames).c_str());
+    ImGui::PopTextWrapPos();
+    ImGui::PopFont();
   }
   if (app.generation.active && app.generation.prefilling && app.generation.prefill_total > 0) {
     ImGui::ProgressBar(static_cast<float>(app.generation.prefill_done) / app.generation.prefill_total,
