@@ -50,6 +50,10 @@ TEST(FramePacer, NothingHappeningMeansRareFrames) {
   FramePacer pacer;
   EXPECT_NEAR(pacer.due(FrameTriggers{}, false, 1.0), 1.0 + FramePacer::kIdleSeconds, kTimeTolerance);
   EXPECT_NEAR(pacer.due(FrameTriggers{}, true, 1.0), 1.0 + FramePacer::kIdleSeconds, kTimeTolerance);
+  // While the engine works, expensive frames slow clock-only redraws down too.
+  for (int i = 0; i < 8; ++i) pacer.record(0.018);
+  EXPECT_NEAR(pacer.due(FrameTriggers{}, true, 1.0), 1.0 + 0.018 / FramePacer::kBusyCpuShare, 1e-6);
+  EXPECT_NEAR(pacer.due(FrameTriggers{}, false, 1.0), 1.0 + FramePacer::kIdleSeconds, kTimeTolerance);
   FrameTriggers polling;
   polling.polling = true;
   EXPECT_NEAR(pacer.due(polling, false, 1.0), 1.0 + FramePacer::kPollSeconds, kTimeTolerance);

@@ -44,7 +44,8 @@ double FramePacer::due(const FrameTriggers& t, bool engine_busy, double last_fra
   if (t.input || t.settling) return last_frame + kFastestSeconds;
   if (t.engine) return last_frame + (engine_busy ? busy_interval() : kFastestSeconds);
   if (t.polling) return last_frame + kPollSeconds;
-  return last_frame + kIdleSeconds;
+  // Clock-only changes (caret blink, toasts, the "writing" pulse) never outpace the pacing.
+  return last_frame + (engine_busy ? std::max(kIdleSeconds, busy_interval()) : kIdleSeconds);
 }
 
 // ---- FrameRecorder ----
