@@ -165,6 +165,7 @@ void EngineBridge::load(const EngineCommand& command) {
   LoadOptions options;
   options.context_length = command.context_length;
   options.threads = command.threads;
+  options.kv_type = command.kv_type;
   options.cancel = &cancel_flag_;
   double last_progress = 0;
   options.on_progress = [&](uint64_t done, uint64_t total) {

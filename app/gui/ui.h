@@ -124,6 +124,18 @@ inline constexpr WeightTypeChoice kWeightTypes[] = {
     {WeightType::Q4_0, "Q4_0", "4-bit: about a quarter of F16, noticeably rougher"},
 };
 
+struct KvTypeChoice {
+  KvType type;
+  const char* label;
+  const char* note;
+};
+// The KV cache types Settings offers (LoadOptions::kv_type).
+inline constexpr KvTypeChoice kKvTypes[] = {
+    {KvType::F32, "f32", "exact (default)"},
+    {KvType::F16, "f16", "half the memory, nearly the same answers"},
+    {KvType::Int8, "int8", "a quarter of the memory, slightly rougher answers"},
+};
+
 // ui_theme.cpp
 void ApplyTheme(float scale);
 Fonts LoadFonts(float scale);

@@ -243,8 +243,10 @@ void TopBar(UiState& ui, Conversation* chat) {
     ImGui::TextUnformatted("●");
     ImGui::PopStyleColor();
     ImGui::SameLine(0, 4 * s);
-    ImGui::Text("%s  ·  %s %s  ·  %s", app.model.name.c_str(), app.model.architecture.c_str(),
-                format_count(app.model.n_params).c_str(), app.model.weight_type.c_str());
+    ImGui::Text("%s  ·  %s %s  ·  %s%s%s", app.model.name.c_str(), app.model.architecture.c_str(),
+                format_count(app.model.n_params).c_str(), app.model.weight_type.c_str(),
+                app.model.kv_type == KvType::F32 ? "" : "  ·  KV cache ",
+                app.model.kv_type == KvType::F32 ? "" : kv_type_words(app.model.kv_type));
   } else {
     ImGui::PushStyleColor(ImGuiCol_Text, ToVec4(colors::kDim));
     ImGui::TextUnformatted(app.activity == EngineActivity::Loading ? "Loading model…" : "No model loaded");

@@ -337,7 +337,7 @@ void DrawDashboard(UiState& ui) {
     row("Parameters", format_count(app.model.n_params));
     row("Weights", app.model.weight_type + " · " + format_bytes(app.model.file_bytes));
     row("Per token", format_bytes(app.model.weight_bytes_per_token) + " read");
-    row("KV cache", format_bytes(app.model.kv_cache_bytes));
+    row("KV cache", format_bytes(app.model.kv_cache_bytes) + " · " + kv_type_words(app.model.kv_type));
     row("Layers · width", std::to_string(app.model.n_layers) + " · " + std::to_string(app.model.dim));
     row("Chat template", app.model.chat_template);
     char load[32];
@@ -709,7 +709,26 @@ void SettingsContent(UiState& ui) {
   app.settings.context_length = std::max(0, app.settings.context_length);
   ImGui::SameLine();
   ImGui::TextDisabled(app.settings.context_length == 0 ? "(the model's maximum)" : "tokens");
-  HelpText("Thread and context changes apply when a model is loaded.");
+  ImGui::SetNextItemWidth(220 * s);
+  const KvTypeChoice* current = &kKvTypes[0];
+  for (const KvTypeChoice& choice : kKvTypes)
+    if (choice.type == app.settings.kv_type) current = &choice;
+  if (ImGui::BeginCombo("KV cache", current->label)) {
+    for (const KvTypeChoice& choice : kKvTypes) {
+      const std::string item = std::string(choice.label) + "  —  " + choice.note;
+      if (ImGui::Selectable(item.c_str(), choice.type == app.settings.kv_type)) {
+        app.settings.kv_type = choice.type;
+        changed = true;
+      }
+    }
+    ImGui::EndCombo();
+  }
+  ImGui::SameLine();
+  ImGui::TextDisabled("%s", current->note);
+  HelpText("Thread, context and KV cache changes apply when a model is loaded.");
+  if (app.model.present && app.model.kv_type != app.settings.kv_type)
+    HelpText(("The loaded model keeps its KV cache in " + std::string(kv_type_words(app.model.kv_type)) +
+              " until it is loaded again.").c_str());
   if (app.model.present) {
     ImGui::BeginDisabled(app.busy());
     if (ImGui::Button("Reload the model now")) app.request_load(app.model.path);

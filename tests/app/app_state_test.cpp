@@ -85,6 +85,43 @@ class AppStateTest : public ::testing::Test {
   EngineCommand last_command_;
 };
 
+TEST_F(AppStateTest, KvCacheTypeFromSettingsGoesWithTheNextLoad) {
+  app_.settings.kv_type = KvType::Int8;
+  app_.settings.context_length = 256;
+  app_.request_load("/models/tiny.mgn");
+  ASSERT_EQ(app_.outbox.size(), 1u);
+  EXPECT_EQ(app_.outbox[0].kind, EngineCommand::Kind::Load);
+  EXPECT_EQ(app_.outbox[0].kv_type, KvType::Int8);
+  EXPECT_EQ(app_.outbox[0].context_length, 256);
+  const uint64_t id = app_.outbox[0].request_id;
+  app_.outbox.clear();
+  ModelInfo info;
+  info.path = "/models/tiny.mgn";
+  info.context_length = 256;
+  info.kv_type = KvType::Int8;  // what the engine actually allocated
+  info.kv_cache_bytes = 4096;
+  app_.on_event(event(EventKind::ModelLoaded, id), 1.0, &info);
+  EXPECT_EQ(app_.model.kv_type, KvType::Int8);
+  EXPECT_EQ(app_.model.kv_cache_bytes, 4096u);
+  // Changing the setting does not pretend the loaded model changed.
+  app_.settings.kv_type = KvType::F16;
+  EXPECT_EQ(app_.model.kv_type, KvType::Int8);
+}
+
+TEST(KvTypeWords, MatchTheEngineSpelling) {
+  for (KvType type : {KvType::F32, KvType::F16, KvType::Int8}) {
+    KvType back = KvType::F32;
+    ASSERT_TRUE(kv_type_from_words(kv_type_words(type), &back));
+    EXPECT_EQ(back, type);
+  }
+  EXPECT_STREQ(kv_type_words(KvType::Int8), "int8");
+  KvType untouched = KvType::F16;
+  for (const char* bad : {"", "F16", "q8_0", "int4", "f16 "}) {
+    EXPECT_FALSE(kv_type_from_words(bad, &untouched)) << bad;
+    EXPECT_EQ(untouched, KvType::F16);
+  }
+}
+
 TEST_F(AppStateTest, SendingWithoutAModelIsRefusedWithAHint) {
   EXPECT_FALSE(app_.send("hello", 0));
   EXPECT_TRUE(app_.outbox.empty());

@@ -56,7 +56,7 @@ class EngineBridgeTest : public ::testing::Test {
     return events;
   }
 
-  void convert_and_load() {
+  void convert_and_load(KvType kv_type = KvType::F32) {
     if (!fs::exists(model_path_)) {
       EngineCommand convert;
       convert.kind = EngineCommand::Kind::Convert;
@@ -71,6 +71,7 @@ class EngineBridgeTest : public ::testing::Test {
     load.kind = EngineCommand::Kind::Load;
     load.request_id = next_id_++;
     load.path = model_path_;
+    load.kv_type = kv_type;
     const auto events = run(load, {EventKind::ModelLoaded, EventKind::LoadFailed});
     ASSERT_EQ(events.back().kind, EventKind::ModelLoaded) << events.back().text_view();
     info_ = *bridge_->take_model_info();
@@ -134,6 +135,20 @@ TEST_F(EngineBridgeTest, StreamsTheSameTextAsTheEngineDirectly) {
   GenerateResult result;
   ASSERT_TRUE(session->generate(request, &result).is_ok());
   EXPECT_EQ(text_of(events), direct);
+}
+
+TEST_F(EngineBridgeTest, LoadsWithTheKvCacheTypeAsked) {
+  MAGNETAR_REQUIRE_TESTDATA("stories260K-hf/f32");
+  convert_and_load(KvType::F32);
+  const uint64_t f32_bytes = info_.kv_cache_bytes;
+  EXPECT_EQ(info_.kv_type, KvType::F32);
+  convert_and_load(KvType::Int8);  // a second load replaces the first
+  EXPECT_EQ(info_.kv_type, KvType::Int8);
+  EXPECT_LT(info_.kv_cache_bytes, f32_bytes / 2);  // a quarter plus the per-head scales
+  const auto events = run(generate({{"user", "Once upon a time"}}, 16),
+                          {EventKind::GenerationDone, EventKind::GenerationFailed});
+  ASSERT_EQ(events.back().kind, EventKind::GenerationDone) << events.back().text_view();
+  EXPECT_GT(events.back().stats.n_generated, 0);
 }
 
 TEST_F(EngineBridgeTest, SecondTurnReusesTheCachedPrefix) {

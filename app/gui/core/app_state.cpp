@@ -173,6 +173,7 @@ void AppState::request_load(const std::string& model_path) {
   command.path = model_path;
   command.context_length = settings.context_length;
   command.threads = settings.threads;
+  command.kv_type = settings.kv_type;
   outbox.push_back(command);
   load_job = JobProgress{};
   load_job.active = true;
@@ -282,6 +283,7 @@ void AppState::on_event(const EngineEvent& e, double now, const ModelInfo* info)
       model.file_bytes = info->file_bytes;
       model.weight_bytes_per_token = info->weight_bytes_per_token;
       model.kv_cache_bytes = info->kv_cache_bytes;
+      model.kv_type = info->kv_type;
       model.load_seconds = info->load_seconds;
       if (Conversation* c = active(); c && c->model_path.empty()) {
         c->model_path = model.path;
@@ -413,6 +415,24 @@ const char* chat_template_words(ChatTemplate t) {
     case ChatTemplate::Gemma: return "Gemma";
   }
   return "unknown";
+}
+
+const char* kv_type_words(KvType type) {
+  switch (type) {
+    case KvType::F32: return "f32";
+    case KvType::F16: return "f16";
+    case KvType::Int8: return "int8";
+  }
+  return "f32";
+}
+
+bool kv_type_from_words(const std::string& words, KvType* out) {
+  for (KvType type : {KvType::F32, KvType::F16, KvType::Int8})
+    if (words == kv_type_words(type)) {
+      *out = type;
+      return true;
+    }
+  return false;
 }
 
 }  // namespace magnetar::app

@@ -23,6 +23,7 @@ struct LoadedModel {
   std::string path, name, architecture, weight_type, chat_template;
   int context_length = 0, max_context = 0, n_layers = 0, dim = 0, vocab_size = 0;
   uint64_t n_params = 0, file_bytes = 0, weight_bytes_per_token = 0, kv_cache_bytes = 0;
+  KvType kv_type = KvType::F32;
   double load_seconds = 0;
 };
 
@@ -57,6 +58,7 @@ struct SpeedSample {
 struct Settings {
   int threads = 0;          // 0 = automatic
   int context_length = 0;   // 0 = the model's maximum
+  KvType kv_type = KvType::F32;  // the KV cache's element type; applies at the next load
   SamplingSettings sampling;  // defaults for new chats
   std::string system_prompt;  // default for new chats
 };
@@ -141,5 +143,9 @@ class AppState {
 const char* stop_reason_words(StopReason reason);
 const char* architecture_name_words(Architecture arch);
 const char* chat_template_words(ChatTemplate t);
+// "f32", "f16", "int8": the names settings.json and the UI use (the engine's kv_type_name()
+// spelling; this library does not link the engine). False for anything else.
+const char* kv_type_words(KvType type);
+bool kv_type_from_words(const std::string& words, KvType* out);
 
 }  // namespace magnetar::app

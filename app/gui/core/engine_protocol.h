@@ -34,6 +34,7 @@ struct EngineCommand {
   std::string out_path;  // Convert: the model file to write
   WeightType weight_type = WeightType::F16;
   int context_length = 0;  // Load: 0 = the model's maximum
+  KvType kv_type = KvType::F32;  // Load: the KV cache's element type
   int threads = 0;         // Load/Generate: 0 = automatic
   // Generate
   std::vector<ChatMessage> messages;  // system prompt first (if any), ends with a user message
