@@ -12,6 +12,7 @@
 #include "core/app_state.h"
 #include "core/frame_pacing.h"
 #include "core/markdown.h"
+#include "core/text_util.h"
 #include "engine_bridge.h"
 #include "magnetar/convert.h"
 
@@ -83,6 +84,14 @@ struct UiState {
   bool open_delete = false;
   int editing_index = -1;
   std::string edit_text;
+  // One message at a time can be shown as selectable text (a read-only text box over a
+  // soft-wrapped copy; ImGui 1.86 has no selectable static text). "Select" or a double-click.
+  int selecting_index = -1;
+  std::string selecting_chat_id;
+  bool focus_selection = false;
+  SoftWrappedText selection;
+  size_t selection_hash = 0;
+  float selection_width = 0;
   // Per-message height cache for clipping long chats (messages off screen become one Dummy).
   std::string heights_for_id;
   float heights_width = 0;

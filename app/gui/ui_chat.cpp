@@ -1,8 +1,10 @@
 // The chat panel: a top bar (title, model, context meter, actions), the transcript (markdown,
 // streaming, auto-scroll only at the bottom, off-screen messages clipped through a height cache)
-// and the input box (Enter sends, Shift+Enter newline, Esc or Stop stops).
+// and the input box (Enter sends, Shift+Enter newline, Esc or Stop stops). A message can be
+// switched to selectable text ("Select" or a double-click) to copy part of it.
 #include <GLFW/glfw3.h>
 #include <imgui.h>
+#include <imgui_internal.h>  // ImGuiInputTextState: the selection, to copy the original text
 #include <imgui_stdlib.h>
 
 #include <algorithm>
@@ -279,7 +281,60 @@ void TopBar(UiState& ui, Conversation* chat) {
   }
 }
 
-void MessageActions(UiState& ui, Conversation& chat, size_t index, bool streaming) {
+bool IsSelecting(const UiState& ui, const Conversation& chat, size_t index) {
+  return ui.selecting_index == static_cast<int>(index) && ui.selecting_chat_id == chat.id;
+}
+
+void StartSelecting(UiState& ui, const Conversation& chat, size_t index) {
+  ui.selecting_index = static_cast<int>(index);
+  ui.selecting_chat_id = chat.id;
+  ui.selection_hash = 0;  // wrap afresh
+  ui.focus_selection = true;
+}
+
+// The message as selectable text: a read-only multiline box over a copy wrapped to the box
+// (replacing spaces at line ends, so selections map back to the message's own bytes). Ctrl+C
+// copies the original text of the selection, without the wrapping.
+void SelectableBody(UiState& ui, const Message& m, float wrap_x) {
+  const ImGuiStyle& style = ImGui::GetStyle();
+  const float box_width = wrap_x - ImGui::GetCursorPosX();
+  const float text_width = box_width - 2 * style.FramePadding.x - style.ScrollbarSize;
+  const size_t hash = std::hash<std::string>{}(m.content);
+  if (hash != ui.selection_hash || std::fabs(text_width - ui.selection_width) > 0.5f) {
+    ImFont* font = ImGui::GetFont();
+    const float scale = ImGui::GetFontSize() / font->FontSize;
+    ui.selection = soft_wrap(m.content, [&](std::string_view line) {
+      const char* end = font->CalcWordWrapPositionA(scale, line.data(), line.data() + line.size(), text_width);
+      return static_cast<size_t>(end - line.data());
+    });
+    ui.selection_hash = hash;
+    ui.selection_width = text_width;
+  }
+  const float lines = 1.0f + static_cast<float>(std::count(ui.selection.text.begin(), ui.selection.text.end(), '\n'));
+  const float height = std::min(lines * ImGui::GetTextLineHeight() + 2 * style.FramePadding.y + 2,
+                                ImGui::GetWindowHeight() * 0.7f);
+  if (ui.focus_selection) {
+    ImGui::SetKeyboardFocusHere();
+    ui.focus_selection = false;
+  }
+  ImGui::PushStyleColor(ImGuiCol_FrameBg, ImVec4(0, 0, 0, 0.22f));
+  ImGui::InputTextMultiline("##selectable", &ui.selection.text, ImVec2(box_width, height),
+                            ImGuiInputTextFlags_ReadOnly);
+  ImGui::PopStyleColor();
+  const ImGuiIO& io = ImGui::GetIO();
+  const bool copy = io.KeyCtrl && (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_C)) ||
+                                   ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Insert)));
+  if (ImGuiInputTextState* state = ImGui::GetInputTextState(ImGui::GetItemID()); copy && state && state->HasSelection()) {
+    // ImGui has just copied the wrapped text; replace it with the message's own.
+    const int a = std::min(state->GetSelectionStart(), state->GetSelectionEnd());
+    const int b = std::max(state->GetSelectionStart(), state->GetSelectionEnd());
+    const std::string original = ui.selection.original(utf8_offset_of_codepoint(ui.selection.text, static_cast<size_t>(a)),
+                                                       utf8_offset_of_codepoint(ui.selection.text, static_cast<size_t>(b)));
+    ImGui::SetClipboardText(original.c_str());
+  }
+}
+
+void MessageActions(UiState& ui, Conversation& chat, size_t index, bool streaming, float wrap_x) {
   AppState& app = *ui.app;
   const Message& m = chat.messages[index];
   ImGui::PushFont(ui.fonts.small);
@@ -288,6 +343,13 @@ void MessageActions(UiState& ui, Conversation& chat, size_t index, bool streamin
   ImGui::PushStyleVar(ImGuiStyleVar_FramePadding, ImVec2(4 * ui.scale, 1 * ui.scale));
   if (!streaming) {
     if (ImGui::SmallButton("Copy")) ImGui::SetClipboardText(m.content.c_str());
+    ImGui::SameLine();
+    if (IsSelecting(ui, chat, index)) {
+      if (ImGui::SmallButton("Done selecting")) ui.selecting_index = -1;
+    } else {
+      if (ImGui::SmallButton("Select")) StartSelecting(ui, chat, index);
+      if (ImGui::IsItemHovered()) ImGui::SetTooltip("Select part of the text to copy it (or double-click the message)");
+    }
     if (m.role == "user" && !app.busy()) {
       ImGui::SameLine();
       if (ImGui::SmallButton("Edit")) {
@@ -305,7 +367,9 @@ void MessageActions(UiState& ui, Conversation& chat, size_t index, bool streamin
   }
   if (m.stats.present) {
     ImGui::SameLine();
+    ImGui::PushTextWrapPos(wrap_x);  // a narrow window moves the rest to a second line
     ImGui::TextUnformatted(format_message_stats(m.stats).c_str());
+    ImGui::PopTextWrapPos();
   }
   ImGui::PopStyleVar();
   ImGui::PopStyleColor(2);
@@ -347,6 +411,7 @@ void DrawMessage(UiState& ui, Conversation& chat, size_t index, float left, floa
     ImGui::PopStyleColor();
   }
 
+  const ImVec2 body_min = ImGui::GetCursorScreenPos();
   if (ui.editing_index == static_cast<int>(index)) {
     ImGui::InputTextMultiline("##edit", &ui.edit_text, ImVec2(wrap_x - ImGui::GetCursorPosX(), 110 * s));
     if (AccentButton("Save & resend")) {
@@ -355,6 +420,8 @@ void DrawMessage(UiState& ui, Conversation& chat, size_t index, float left, floa
     }
     ImGui::SameLine();
     if (ImGui::Button("Cancel")) ui.editing_index = -1;
+  } else if (!streaming && IsSelecting(ui, chat, index)) {
+    SelectableBody(ui, m, wrap_x);
   } else if (user) {
     ImGui::PushTextWrapPos(wrap_x);
     ImGui::TextUnformatted(m.content.c_str(), m.content.c_str() + m.content.size());
@@ -380,8 +447,14 @@ void DrawMessage(UiState& ui, Conversation& chat, size_t index, float left, floa
     }
     RenderMarkdown(ui, cache.blocks, wrap_x);
   }
+  // A double-click on the text (not on a button in it) makes it selectable.
+  const ImVec2 body_max(top_left.x + width, ImGui::GetCursorScreenPos().y);
+  if (!streaming && ui.editing_index != static_cast<int>(index) && !IsSelecting(ui, chat, index) &&
+      ImGui::IsMouseDoubleClicked(0) && ImGui::IsWindowHovered() && !ImGui::IsAnyItemHovered() &&
+      ImGui::IsMouseHoveringRect(body_min, body_max))
+    StartSelecting(ui, chat, index);
   ImGui::Dummy(ImVec2(0, 1 * s));
-  MessageActions(ui, chat, index, streaming);
+  MessageActions(ui, chat, index, streaming, wrap_x);
   ImGui::Unindent(left + pad);
   ImGui::Dummy(ImVec2(width, pad * 0.3f));
   const ImVec2 bottom_right(top_left.x + width, ImGui::GetItemRectMax().y);

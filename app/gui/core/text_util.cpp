@@ -1,6 +1,7 @@
 // Text and file helpers (see text_util.h).
 #include "text_util.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cstdio>
@@ -39,6 +40,74 @@ size_t utf8_complete_prefix(const char* text, size_t length) {
   else if (lead >= 0xC0) need = 2;
   else return length;  // ASCII lead: everything is complete
   return back + 1 >= need ? length : i - 1;
+}
+
+size_t utf8_offset_of_codepoint(const std::string& text, size_t index) {
+  size_t offset = 0;
+  for (size_t n = 0; n < index && offset < text.size(); ++n) {
+    const unsigned char lead = static_cast<unsigned char>(text[offset]);
+    const size_t length = lead < 0xC0 ? 1 : lead < 0xE0 ? 2 : lead < 0xF0 ? 3 : 4;  // as ImGui decodes it
+    offset = std::min(text.size(), offset + length);
+  }
+  return offset;
+}
+
+SoftWrappedText soft_wrap(const std::string& text, const std::function<size_t(std::string_view line)>& fit) {
+  SoftWrappedText out;
+  out.text.reserve(text.size() + text.size() / 32);
+  size_t pos = 0;
+  while (pos <= text.size()) {
+    size_t end = text.find('\n', pos);
+    if (end == std::string::npos) end = text.size();
+    std::string_view line(text.data() + pos, end - pos);
+    while (!line.empty()) {
+      size_t n = std::min(fit(line), line.size());
+      if (n == line.size()) break;
+      if (line[n] == ' ') {  // break at the space: it becomes the line end
+        out.text.append(line.substr(0, n));
+        out.replaced.push_back(out.text.size());
+        out.text.push_back('\n');
+        line.remove_prefix(n + 1);
+        continue;
+      }
+      if (n == 0) {  // not even one character fits: take one, or nothing would ever advance
+        n = 1;
+        while (n < line.size() && (static_cast<unsigned char>(line[n]) & 0xC0) == 0x80) ++n;
+        if (n == line.size()) break;
+      }
+      out.text.append(line.substr(0, n));
+      out.inserted.push_back(out.text.size());
+      out.text.push_back('\n');
+      line.remove_prefix(n);
+    }
+    out.text.append(line);
+    if (end == text.size()) break;
+    out.text.push_back('\n');  // the paragraph's own line end
+    pos = end + 1;
+  }
+  return out;
+}
+
+std::string SoftWrappedText::original(size_t begin, size_t end) const {
+  end = std::min(end, text.size());
+  std::string out;
+  if (begin >= end) return out;
+  out.reserve(end - begin);
+  auto replaced_it = std::lower_bound(replaced.begin(), replaced.end(), begin);
+  auto inserted_it = std::lower_bound(inserted.begin(), inserted.end(), begin);
+  for (size_t i = begin; i < end; ++i) {
+    if (inserted_it != inserted.end() && *inserted_it == i) {
+      ++inserted_it;
+      continue;
+    }
+    if (replaced_it != replaced.end() && *replaced_it == i) {
+      ++replaced_it;
+      out.push_back(' ');
+      continue;
+    }
+    out.push_back(text[i]);
+  }
+  return out;
 }
 
 std::string utf8_truncate(const std::string& text, size_t max_bytes) {
