@@ -7,9 +7,15 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <string>
 #include <vector>
 
+#include "core/text_util.h"
 #include "ui.h"
+
+#ifdef _WIN32
+#include <windows.h>
+#endif
 
 namespace magnetar::app {
 
@@ -80,19 +86,45 @@ void ApplyTheme(float scale) {
 
 namespace {
 
-std::string first_existing(std::initializer_list<const char*> candidates) {
+std::string first_existing(const std::vector<std::string>& candidates) {
   std::error_code ec;
-  for (const char* path : candidates)
-    if (std::filesystem::is_regular_file(path, ec)) return path;
+  for (const std::string& path : candidates)
+    if (std::filesystem::is_regular_file(to_path(path), ec)) return path;
   return {};
 }
 
 #ifdef _WIN32
-std::string windows_font(const char* name) {
+// %WINDIR%\Fonts as the system reports it (GetWindowsDirectoryW: not necessarily C:\Windows),
+// UTF-8 like every path in the app (ImGui opens font files through UTF-8 → wide conversion).
+std::string windows_fonts_dir() {
+  wchar_t buffer[MAX_PATH];
+  const UINT length = GetWindowsDirectoryW(buffer, MAX_PATH);
+  if (length > 0 && length < MAX_PATH) return from_path(std::filesystem::path(buffer) / L"Fonts");
   const char* windir = std::getenv("WINDIR");
-  return std::string(windir ? windir : "C:\\Windows") + "\\Fonts\\" + name;
+  return std::string(windir ? windir : "C:\\Windows") + "\\Fonts";
+}
+
+std::vector<std::string> in_fonts_dir(const std::string& dir, std::initializer_list<const char*> files) {
+  std::vector<std::string> paths;
+  for (const char* file : files) paths.push_back(dir + "\\" + file);
+  return paths;
 }
 #endif
+
+// The family behind a chosen file, for the About/welcome text.
+const char* family_of(const std::string& path) {
+  struct Known {
+    const char* file;
+    const char* family;
+  };
+  static const Known kKnown[] = {{"DejaVuSans", "DejaVu Sans"}, {"segoeui", "Segoe UI"},
+                                 {"tahoma", "Tahoma"},          {"arial", "Arial"},
+                                 {"verdana", "Verdana"}};
+  const std::string name = from_path(to_path(path).filename());
+  for (const Known& k : kKnown)
+    if (name.rfind(k.file, 0) == 0) return k.family;
+  return "system font";
+}
 
 }  // namespace
 
@@ -100,13 +132,16 @@ Fonts LoadFonts(float scale) {
   ImGuiIO& io = ImGui::GetIO();
   Fonts fonts;
 #ifdef _WIN32
-  const std::string regular = first_existing({windows_font("segoeui.ttf").c_str()});
-  const std::string bold = first_existing({windows_font("segoeuib.ttf").c_str()});
-  const std::string italic = first_existing({windows_font("segoeuii.ttf").c_str()});
-  const std::string mono = first_existing({windows_font("consola.ttf").c_str(), windows_font("cour.ttf").c_str()});
-  const std::string cjk = first_existing({windows_font("YuGothM.ttc").c_str(), windows_font("msyh.ttc").c_str(),
-                                          windows_font("meiryo.ttc").c_str()});
-  fonts.family = "Segoe UI";
+  // Segoe UI / Consolas since Vista; the others where those are missing (older systems, wine).
+  // CJK: Yu Gothic (Windows 8.1+), Meiryo (Vista+), Microsoft YaHei, MS Gothic, SimSun — the
+  // first face of each .ttc is the one loaded.
+  const std::string dir = windows_fonts_dir();
+  const std::string regular = first_existing(in_fonts_dir(dir, {"segoeui.ttf", "tahoma.ttf", "arial.ttf", "verdana.ttf"}));
+  const std::string bold = first_existing(in_fonts_dir(dir, {"segoeuib.ttf", "tahomabd.ttf", "arialbd.ttf", "verdanab.ttf"}));
+  const std::string italic = first_existing(in_fonts_dir(dir, {"segoeuii.ttf", "ariali.ttf", "verdanai.ttf"}));
+  const std::string mono = first_existing(in_fonts_dir(dir, {"consola.ttf", "CascadiaMono.ttf", "lucon.ttf", "cour.ttf"}));
+  const std::string cjk = first_existing(in_fonts_dir(
+      dir, {"YuGothM.ttc", "YuGothR.ttc", "meiryo.ttc", "msyh.ttc", "msgothic.ttc", "simsun.ttc"}));
 #else
   const std::string regular = first_existing({"/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf",
                                               "/usr/share/fonts/TTF/DejaVuSans.ttf"});
@@ -118,7 +153,6 @@ Fonts LoadFonts(float scale) {
                                            "/usr/share/fonts/TTF/DejaVuSansMono.ttf"});
   const std::string cjk = first_existing({"/usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc",
                                           "/usr/share/fonts/noto-cjk/NotoSansCJK-Regular.ttc"});
-  fonts.family = "DejaVu Sans";
 #endif
   if (regular.empty()) {
     // No system font: ImGui's built-in one keeps the app usable (ASCII only).
@@ -128,6 +162,7 @@ Fonts LoadFonts(float scale) {
     fonts = Fonts{f, f, f, f, f, f, f, false, "ImGui default"};
     return fonts;
   }
+  fonts.family = family_of(regular);
 
   const float base = 15.5f * scale;
   // Latin, Latin-1, general punctuation (— … •), arrows and a few symbols used in the UI.
