@@ -540,15 +540,20 @@ void InputArea(UiState& ui) {
 
   ImGui::SetCursorPosX(left);
   // Enter sends; Shift+Enter (or Ctrl+Enter) inserts a newline. ImGui's multiline box sends on
-  // Enter and makes a newline on Ctrl+Enter with these flags; Shift+Enter is mapped onto that
-  // for the one frame Enter is pressed (so Shift+letters still type capitals).
+  // Enter (EnterReturnsTrue) and makes a newline on Ctrl+Enter (CtrlEnterForNewLine). Shift+Enter
+  // becomes a '\n' character queued after whatever was typed in the same frame, and the Enter
+  // press is hidden from the box (mapping it onto Ctrl+Enter would make ImGui 1.86 drop the
+  // characters of that frame: it ignores text input while Ctrl is down).
   const bool enter = ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Enter)) ||
                      ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_KeyPadEnter));
-  const bool saved_ctrl = io.KeyCtrl;
-  const ImGuiKeyModFlags saved_mods = io.KeyMods;
-  if (enter && io.KeyShift) {
-    io.KeyCtrl = true;  // ImGui asserts that KeyMods agrees with the KeyCtrl/KeyShift booleans
-    io.KeyMods |= ImGuiKeyModFlags_Ctrl;
+  if (enter && io.KeyShift && !io.KeyCtrl && ImGui::GetActiveID() == ImGui::GetID("##input")) {
+    io.AddInputCharacter('\n');
+    for (ImGuiKey key : {ImGuiKey_Enter, ImGuiKey_KeyPadEnter}) {
+      const int index = ImGui::GetKeyIndex(key);
+      io.KeysDown[index] = false;          // no press again next frame, no repeat
+      io.KeysDownDuration[index] = -1.0f;  // no press this frame
+    }
+    io.NavInputsDownDuration[ImGuiNavInput_Input] = -1.0f;  // keyboard navigation maps Enter here too
   }
   if (ui.focus_input && !ImGui::IsPopupOpen(nullptr, ImGuiPopupFlags_AnyPopupId)) {
     ImGui::SetKeyboardFocusHere();
@@ -560,8 +565,6 @@ void InputArea(UiState& ui) {
       "##input", &ui.input, ImVec2(width - button_width - 8 * s, height),
       ImGuiInputTextFlags_EnterReturnsTrue | ImGuiInputTextFlags_CtrlEnterForNewLine);
   ImGui::PopStyleVar(2);
-  io.KeyCtrl = saved_ctrl;
-  io.KeyMods = saved_mods;
   if (ui.input.empty()) {
     // Placeholder text (multiline boxes have no hint in ImGui 1.86).
     const ImVec2 p = ImGui::GetItemRectMin();
