@@ -20,6 +20,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -86,6 +87,9 @@ struct WindowInbox {
   bool input = false;  // keys, characters, mouse, focus, resize, expose: draw at once
   ImeGuard ime;
   bool enter_confirmed_composition = false;
+  // Double-clicks timed when the presses arrive, not per frame (see DoubleClicked in ui.h).
+  bool double_clicked = false;
+  double last_press_time = -1, last_press_x = 0, last_press_y = 0;
 };
 
 WindowInbox& inbox_of(GLFWwindow* window) { return *static_cast<WindowInbox*>(glfwGetWindowUserPointer(window)); }
@@ -117,11 +121,31 @@ void on_char(GLFWwindow* window, unsigned int /*codepoint*/) {
 
 void on_window_input(GLFWwindow* window) { inbox_of(window).input = true; }
 
+void on_mouse_button(GLFWwindow* window, int button, int action, int /*mods*/) {
+  WindowInbox& inbox = inbox_of(window);
+  inbox.input = true;
+  if (button != GLFW_MOUSE_BUTTON_LEFT || action != GLFW_PRESS) return;
+  constexpr double kDoubleClickSeconds = 0.5;  // Windows' default
+  constexpr double kDoubleClickPixels = 6;
+  double x = 0, y = 0;
+  glfwGetCursorPos(window, &x, &y);
+  const double now = glfwGetTime();
+  if (inbox.last_press_time >= 0 && now - inbox.last_press_time <= kDoubleClickSeconds &&
+      std::abs(x - inbox.last_press_x) <= kDoubleClickPixels && std::abs(y - inbox.last_press_y) <= kDoubleClickPixels) {
+    inbox.double_clicked = true;
+    inbox.last_press_time = -1;  // a third press starts a new pair
+    return;
+  }
+  inbox.last_press_time = now;
+  inbox.last_press_x = x;
+  inbox.last_press_y = y;
+}
+
 void install_input_callbacks(GLFWwindow* window) {
   glfwSetDropCallback(window, on_drop);
   glfwSetKeyCallback(window, on_key);
   glfwSetCharCallback(window, on_char);
-  glfwSetMouseButtonCallback(window, [](GLFWwindow* w, int, int, int) { on_window_input(w); });
+  glfwSetMouseButtonCallback(window, on_mouse_button);
   glfwSetScrollCallback(window, [](GLFWwindow* w, double, double) { on_window_input(w); });
   glfwSetCursorPosCallback(window, [](GLFWwindow* w, double, double) { on_window_input(w); });
   glfwSetCursorEnterCallback(window, [](GLFWwindow* w, int) { on_window_input(w); });
@@ -285,6 +309,9 @@ int run(int argc, char** argv) {
   ImGuiIO& io = ImGui::GetIO();
   io.IniFilename = nullptr;  // the layout is fixed; nothing to remember
   io.ConfigFlags |= ImGuiConfigFlags_NavEnableKeyboard;
+  // Windows' default double-click time (ImGui's is 0.3 s). ImGui measures it between frames, and a
+  // software-rendered frame on a busy machine can take a good part of 0.3 s.
+  io.MouseDoubleClickTime = 0.5f;
   ApplyTheme(scale);
   UiState ui;
   ui.scale = scale;
@@ -341,6 +368,8 @@ int run(int argc, char** argv) {
     inbox.input = false;
     ui.enter_confirmed_composition = inbox.enter_confirmed_composition;
     inbox.enter_confirmed_composition = false;
+    ui.double_clicked = inbox.double_clicked;
+    inbox.double_clicked = false;
 
     const double frame_start = seconds_now();
     const double frame_start_cpu = thread_cpu_seconds();

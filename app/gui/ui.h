@@ -76,6 +76,7 @@ struct UiState {
   std::string input;
   bool focus_input = true;
   bool enter_confirmed_composition = false;  // this frame's Enter belongs to an IME composition
+  bool double_clicked = false;  // a left double-click since the last frame, timed by the window system
   bool scroll_to_bottom = false;
   std::string search;
   std::string rename_id, rename_text;
@@ -174,6 +175,9 @@ void DrawWelcome(UiState& ui);
 void DrawDashboard(UiState& ui);
 void DrawDialogs(UiState& ui);  // drop/convert, library, file dialog, settings, overflow, notices
 void DrawNotices(UiState& ui, ImVec2 area_min, ImVec2 area_max);
+// ImGui 1.86 sees one click when both clicks of a double-click fall between two frames (slow
+// software-rendered frames on a busy machine): the loop also times presses as they arrive.
+inline bool DoubleClicked(const UiState& ui) { return ImGui::IsMouseDoubleClicked(0) || ui.double_clicked; }
 // Small shared widgets.
 bool AccentButton(const char* label, ImVec2 size = ImVec2(0, 0));
 void Gauge(const char* label, double value, double ceiling, const char* unit, ImU32 color, float width);

@@ -209,7 +209,7 @@ void TopBar(UiState& ui, Conversation* chat) {
   ImGui::TextUnformatted(title.c_str());
   ImGui::PopFont();
   if (chat && ImGui::IsItemHovered()) ImGui::SetTooltip("%s\n(double-click to rename)", chat->title.c_str());
-  if (chat && ImGui::IsItemHovered() && ImGui::IsMouseDoubleClicked(0)) {
+  if (chat && ImGui::IsItemHovered() && DoubleClicked(ui)) {
     ui.rename_id = chat->id;
     ui.rename_text = chat->title;
     ui.open_rename = true;
@@ -447,10 +447,13 @@ void DrawMessage(UiState& ui, Conversation& chat, size_t index, float left, floa
     }
     RenderMarkdown(ui, cache.blocks, wrap_x);
   }
-  // A double-click on the text (not on a button in it) makes it selectable.
+  // A double-click on the text (not on a button in it) makes it selectable. The first click of
+  // it may still hold the window's move id as the active item (when no frame came between the
+  // two clicks), so being "blocked" by that does not count.
   const ImVec2 body_max(top_left.x + width, ImGui::GetCursorScreenPos().y);
   if (!streaming && ui.editing_index != static_cast<int>(index) && !IsSelecting(ui, chat, index) &&
-      ImGui::IsMouseDoubleClicked(0) && ImGui::IsWindowHovered() && !ImGui::IsAnyItemHovered() &&
+      DoubleClicked(ui) && ImGui::IsWindowHovered(ImGuiHoveredFlags_AllowWhenBlockedByActiveItem) &&
+      !ImGui::IsAnyItemHovered() &&
       ImGui::IsMouseHoveringRect(body_min, body_max))
     StartSelecting(ui, chat, index);
   ImGui::Dummy(ImVec2(0, 1 * s));

@@ -651,7 +651,7 @@ void FileDialogContent(UiState& ui) {
         navigate_to = full;
       } else {
         f.path_text = full;
-        if (ImGui::IsMouseDoubleClicked(0)) open_path = full;
+        if (DoubleClicked(ui)) open_path = full;
       }
     }
     if (!e.directory) {

@@ -62,7 +62,7 @@ void DrawSidebar(UiState& ui) {
       ui.focus_input = true;
     }
     ImGui::PopStyleVar();
-    if (ImGui::IsItemHovered() && ImGui::IsMouseDoubleClicked(0)) {
+    if (ImGui::IsItemHovered() && DoubleClicked(ui)) {
       ui.rename_id = id;
       ui.rename_text = c->title;
       ui.open_rename = true;

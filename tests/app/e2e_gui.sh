@@ -6,7 +6,8 @@
 # Run 1: converts stories260K with magnetar-cli, starts `magnetar MODEL`, types a prompt with
 #        xdotool (keys held for a few frames: ImGui 1.86 reads key state once per frame), waits
 #        for the streamed reply, checks the conversation JSON on disk, then Ctrl+N and a second
-#        prompt typed over two lines (Shift+Enter). (Stopping is covered by the headless bridge
+#        prompt typed over two lines (Shift+Enter), then selects part of that answer in its
+#        selectable view, copies it and sends it in a third chat. (Stopping is covered by the headless bridge
 #        and AppState tests: stories260K answers in a fraction of a second, before Esc could land.)
 # Run 2: starts the app with no model, drops the Hugging Face folder onto the window with
 #        xdnd_drop (xdotool cannot drag), accepts the conversion with Enter, and checks the
@@ -126,6 +127,36 @@ print("run 1: second chat saved; its answer ended by '%s' after %d tokens" % (s[
 assert s["generated_tokens"] > 0 and s["stop_reason"], s
 PYEOF
 import -window root "$OUT/e2e_second_chat.png"
+
+# Part of an answer, selected and copied: double-click the answer (selectable view), drag across
+# wrapped lines, Ctrl+C, paste into a new chat and send it. The message must be a piece of the
+# answer exactly as stored: the view's soft line breaks must not be copied.
+xdotool mousemove --window "$WID" 600 300 click --repeat 2 --delay 80 1; sleep 0.5
+import -window root "$OUT/e2e_dclick.png"
+xdotool mousemove --window "$WID" 420 266 mousedown 1; sleep 0.2
+xdotool mousemove --window "$WID" 560 281; sleep 0.2
+xdotool mousemove --window "$WID" 700 298; sleep 0.2
+xdotool mouseup 1; sleep 0.2
+import -window root "$OUT/e2e_selection.png"
+xdotool keydown ctrl keydown c; sleep 0.25; xdotool keyup c keyup ctrl; sleep 0.2
+xdotool keydown ctrl keydown n; sleep 0.25; xdotool keyup n keyup ctrl; sleep 0.3
+xdotool mousemove --window "$WID" 600 790 click 1; sleep 0.2
+xdotool keydown ctrl keydown v; sleep 0.25; xdotool keyup v keyup ctrl; sleep 0.2
+press Return
+for _ in $(seq 100); do [ "$(ls "$CHATS" | wc -l)" -ge 3 ] && break; sleep 0.1; done
+sleep 0.5
+$PY - "$CHATS" <<'PYEOF' || fail "selection copy check"
+import glob, json, sys
+chats = [json.load(open(f)) for f in glob.glob(sys.argv[1] + "/*.json")]
+cat = [c for c in chats if c["title"] == "Tell me about a cat"][0]
+answer = cat["messages"][1]["content"]
+pasted = [c for c in chats if c is not cat and c["title"] != "Once upon a time"]
+assert len(pasted) == 1 and pasted[0]["messages"], [c["title"] for c in chats]
+text = pasted[0]["messages"][0]["content"]
+assert len(text) > 40, repr(text)
+assert text in answer, "copied %r is not a piece of the answer" % text
+print("run 1: selected and copied %d characters of the answer, spaces and line breaks as stored" % len(text))
+PYEOF
 stop_app
 
 # ---- Run 2: drop a Hugging Face folder onto a window with no model -----------------------------
