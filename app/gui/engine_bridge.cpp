@@ -117,7 +117,10 @@ void EngineBridge::run() {
     // already raised cancel_upto_ (sequentially consistent), so it is never lost.
     cancel_flag_.store(false);
     if (cancel_upto_.load() >= command.request_id) cancel_flag_.store(true);
+    working_.store(true);
     execute(command);
+    working_.store(false);
+    wake_();  // the UI may be pacing this command's last events: they can be drawn now
   }
   session_.reset();
   model_.reset();

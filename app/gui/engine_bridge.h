@@ -50,6 +50,9 @@ class EngineBridge {
   std::optional<ModelInfo> take_model_info();
   MachineProfile machine() const;
   bool machine_ready() const { return machine_ready_.load(); }
+  // True while the engine thread runs a command. When it is false, the events still queued are
+  // the last of their command and the UI draws them without pacing.
+  bool working() const { return working_.load(); }
 
  private:
   void run();  // the engine thread
@@ -71,6 +74,7 @@ class EngineBridge {
   std::atomic<bool> wake_pending_{false};
   std::atomic<bool> quitting_{false};
   std::atomic<bool> machine_ready_{false};
+  std::atomic<bool> working_{false};
 
   // Cancellation: the UI raises cancel_upto_ and the flag; the engine re-arms the flag for
   // each request from cancel_upto_ (see begin_request in the .cpp for the ordering argument).

@@ -358,7 +358,7 @@ int run(int argc, char** argv) {
       triggers.settling = settle_frames > 0;
       triggers.engine = engine_woke.load();
       triggers.polling = ui.drop.inspecting;
-      const double due = pacer.due(triggers, app.busy(), last_frame);
+      const double due = pacer.due(triggers, app.busy() && bridge.working(), last_frame);
       const double now = seconds_now();
       if (now >= due) break;
       glfwWaitEventsTimeout(due - now);
