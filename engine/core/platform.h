@@ -46,6 +46,9 @@ class FileBuffer {
   void close();
 
   const uint8_t* data() const { return data_; }
+  // Read mode: the process's own copy, which load-time steps may rearrange (ops::stripe_in_place).
+  // Map mode: nullptr — the pages belong to the file.
+  uint8_t* writable_data() { return mode_ == Mode::Read ? const_cast<uint8_t*>(data_) : nullptr; }
   uint64_t size() const { return size_; }
   Mode mode() const { return mode_; }
   bool huge_pages() const { return huge_pages_; }
