@@ -97,9 +97,13 @@ void wait_while_equal(const std::atomic<uint32_t>& word, uint32_t expected);
 void wake_one(std::atomic<uint32_t>& word);
 void wake_all(std::atomic<uint32_t>& word);
 
-// Anonymous memory for large buffers (KV cache, scratch): 64-byte aligned, zeroed, huge pages
-// requested when bytes is large.
-void* alloc_large(uint64_t bytes);
+// Anonymous memory for large buffers (KV cache, scratch): 64-byte aligned, zeroed. Huge pages are
+// requested when bytes is large and huge_pages is set; scratch that is touched only in part
+// (a batch buffer during decode) asks for small pages so that only what is used is resident.
+void* alloc_large(uint64_t bytes, bool huge_pages = true);
 void free_large(void* p, uint64_t bytes);
+// Gives the physical pages of [p, p + bytes) (from alloc_large(..., false)) back to the OS: the
+// range stays valid, its contents are undefined afterwards (zeros on Linux). For scratch only.
+void discard_pages(void* p, uint64_t bytes);
 
 }  // namespace magnetar::platform

@@ -250,12 +250,18 @@ void wait_while_equal(const std::atomic<uint32_t>& word, uint32_t expected) {
 void wake_one(std::atomic<uint32_t>& word) { word.notify_one(); }
 void wake_all(std::atomic<uint32_t>& word) { word.notify_all(); }
 
-void* alloc_large(uint64_t bytes) {
+void* alloc_large(uint64_t bytes, bool huge_pages) {
   if (bytes == 0) bytes = 64;
   void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (p == MAP_FAILED) return nullptr;
-  if (bytes >= kHugePage) ::madvise(p, bytes, MADV_HUGEPAGE);
+  // Small pages are asked for explicitly: with THP "always", the kernel would otherwise back
+  // the first touch of a partly used buffer with a whole 2 MiB page.
+  if (bytes >= kHugePage) ::madvise(p, bytes, huge_pages ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
   return p;
+}
+
+void discard_pages(void* p, uint64_t bytes) {
+  if (p && bytes > 0) ::madvise(p, bytes, MADV_DONTNEED);
 }
 
 void free_large(void* p, uint64_t bytes) {

@@ -265,7 +265,7 @@ Status Model::tokenize(std::string_view text, bool add_bos, std::vector<int>* ou
   return Status::ok();
 }
 
-std::string Model::token_piece(int token) const { return impl_->tokenizer.piece_text(token); }
+std::string Model::token_piece(int token) const { return std::string(impl_->tokenizer.piece_text(token)); }
 
 std::string Model::detokenize(const std::vector<int>& tokens) const {
   return impl_->tokenizer.decode(tokens);
