@@ -82,9 +82,13 @@ double now_seconds();  // monotonic, high resolution
 uint64_t current_resident_bytes();
 uint64_t peak_resident_bytes();
 double process_cpu_seconds();  // user + system CPU time of this process
-int physical_cores();          // cores available to this process (>= 1)
+// Physical cores this process may run on (>= 1; SMT siblings count once). The default thread
+// count and the bandwidth probe's thread counts both come from here.
+int physical_cores();
 std::string cpu_brand();
-void set_current_thread_affinity(int core);  // best effort; no-op where unsupported
+// Pins the calling thread to physical core `core` (mod physical_cores()), any of its SMT
+// siblings; best effort.
+void set_current_thread_affinity(int core);
 
 // Converts a path given as UTF-8 into the platform's form and back (Windows: UTF-16).
 // Paths inside the engine are UTF-8 std::strings everywhere.

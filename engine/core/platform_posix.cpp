@@ -15,6 +15,8 @@
 #include <fstream>
 #include <sched.h>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "core/platform.h"
 
@@ -214,16 +216,60 @@ double process_cpu_seconds() {
          static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1e-6;
 }
 
-int physical_cores() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof(set), &set) == 0) {
-    int n = CPU_COUNT(&set);
-    if (n > 0) return n;
-  }
-  unsigned n = std::thread::hardware_concurrency();
-  return n ? static_cast<int>(n) : 1;
+namespace {
+
+bool read_int_file(const std::string& path, int* out) {
+  std::ifstream f(path);
+  return static_cast<bool>(f >> *out);
 }
+
+// The physical cores this process may run on, each as the set of its allowed logical CPUs
+// (SMT siblings share one core's load ports: they add nothing to a bandwidth-bound decode).
+// From sysfs topology; without it, every allowed CPU counts as a core.
+const std::vector<cpu_set_t>& core_sets() {
+  static const std::vector<cpu_set_t> cores = [] {
+    std::vector<cpu_set_t> result;
+    cpu_set_t allowed;
+    CPU_ZERO(&allowed);
+    if (sched_getaffinity(0, sizeof(allowed), &allowed) != 0)
+      for (unsigned cpu = 0; cpu < std::max(1u, std::thread::hardware_concurrency()) && cpu < CPU_SETSIZE; ++cpu)
+        CPU_SET(cpu, &allowed);
+    std::vector<std::pair<std::pair<int, int>, int>> keyed;  // ((package, core), cpu)
+    for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+      if (!CPU_ISSET(cpu, &allowed)) continue;
+      const std::string dir = "/sys/devices/system/cpu/cpu" + std::to_string(cpu) + "/topology/";
+      int package = 0, core = cpu;
+      if (!read_int_file(dir + "physical_package_id", &package) || !read_int_file(dir + "core_id", &core))
+        package = -1, core = cpu;  // unknown topology: a core of its own
+      keyed.push_back({{package, core}, cpu});
+    }
+    std::sort(keyed.begin(), keyed.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
+    std::vector<std::pair<int, int>> seen;
+    for (const auto& [key, cpu] : keyed) {
+      auto it = std::find(seen.begin(), seen.end(), key);
+      if (it == seen.end()) {
+        seen.push_back(key);
+        cpu_set_t set;
+        CPU_ZERO(&set);
+        result.push_back(set);
+        it = seen.end() - 1;
+      }
+      CPU_SET(cpu, &result[static_cast<size_t>(it - seen.begin())]);
+    }
+    if (result.empty()) {
+      cpu_set_t set;
+      CPU_ZERO(&set);
+      CPU_SET(0, &set);
+      result.push_back(set);
+    }
+    return result;
+  }();
+  return cores;
+}
+
+}  // namespace
+
+int physical_cores() { return static_cast<int>(core_sets().size()); }
 
 std::string cpu_brand() {
   std::ifstream f("/proc/cpuinfo");
@@ -238,9 +284,9 @@ std::string cpu_brand() {
 }
 
 void set_current_thread_affinity(int core) {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  CPU_SET(core, &set);
+  const auto& cores = core_sets();
+  if (core < 0) return;
+  cpu_set_t set = cores[static_cast<size_t>(core) % cores.size()];
   sched_setaffinity(0, sizeof(set), &set);
 }
 
