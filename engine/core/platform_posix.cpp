@@ -29,23 +29,54 @@ std::string errno_text() { return std::strerror(errno); }
 constexpr uint64_t kHugePage = 2ull << 20;
 
 // Reads the whole file into `dst` in chunks so progress can be reported and cancel honoured.
+// Chunks are claimed by one thread per physical core: from the page cache, a read is the CPU
+// work of faulting in, zeroing and filling fresh pages, which one core does at ~2–3 GB/s.
 Status read_all(int fd, const std::string& path, uint8_t* dst, uint64_t size,
                 FileBuffer::Progress progress, void* ctx, const std::atomic<bool>* cancel) {
   constexpr uint64_t kChunk = 64ull << 20;
-  uint64_t done = 0;
-  while (done < size) {
-    if (cancel && cancel->load(std::memory_order_relaxed)) return Status::error("loading cancelled");
-    uint64_t want = std::min(kChunk, size - done);
-    ssize_t got = ::pread(fd, dst + done, want, static_cast<off_t>(done));
-    if (got < 0) {
-      if (errno == EINTR) continue;
-      return Status::error(path + ": read failed: " + errno_text());
+  std::atomic<uint64_t> next{0}, done{0};
+  std::atomic<int> failure{0};  // 0 ok, 1 read error, 2 file shrank, 3 cancelled
+  std::atomic<int> failure_errno{0};
+  // Reads the next unclaimed chunk; false when none is left or a reader failed.
+  auto read_chunk = [&]() -> bool {
+    const uint64_t begin = next.fetch_add(kChunk);
+    if (begin >= size || failure.load()) return false;
+    if (cancel && cancel->load(std::memory_order_relaxed)) {
+      failure = 3;
+      return false;
     }
-    if (got == 0) return Status::error(path + ": file shrank while it was being read");
-    done += static_cast<uint64_t>(got);
-    if (progress) progress(ctx, done, size);
+    const uint64_t end = std::min(size, begin + kChunk);
+    for (uint64_t at = begin; at < end;) {
+      const ssize_t got = ::pread(fd, dst + at, end - at, static_cast<off_t>(at));
+      if (got < 0 && errno == EINTR) continue;
+      if (got <= 0) {
+        failure_errno = got < 0 ? errno : 0;
+        failure = got < 0 ? 1 : 2;
+        return false;
+      }
+      at += static_cast<uint64_t>(got);
+    }
+    done.fetch_add(end - begin);
+    return true;
+  };
+  const int n_threads = static_cast<int>(std::min<uint64_t>(physical_cores(), (size + kChunk - 1) / kChunk));
+  std::vector<std::thread> helpers;
+  for (int t = 1; t < n_threads; ++t)
+    helpers.emplace_back([&] {
+      while (read_chunk()) {
+      }
+    });
+  // The calling thread reads too, and reports progress between its chunks.
+  while (read_chunk())
+    if (progress) progress(ctx, done.load(), size);
+  for (auto& h : helpers) h.join();
+  if (progress && !failure.load()) progress(ctx, size, size);
+  switch (failure.load()) {
+    case 1: errno = failure_errno.load(); return Status::error(path + ": read failed: " + errno_text());
+    case 2: return Status::error(path + ": file shrank while it was being read");
+    case 3: return Status::error("loading cancelled");
+    default: return Status::ok();
   }
-  return Status::ok();
 }
 
 }  // namespace
