@@ -15,7 +15,7 @@ constexpr double kTimeTolerance = 1e-9;
 
 TEST(FramePacer, InputIsAnsweredAtOnceEvenWhileGenerating) {
   FramePacer pacer;
-  for (int i = 0; i < 8; ++i) pacer.record(0.030);  // software OpenGL: 30 ms of CPU a frame
+  for (int i = 0; i < 16; ++i) pacer.record(0.030);  // software OpenGL: 30 ms of CPU a frame
   FrameTriggers input;
   input.input = true;
   input.engine = true;
@@ -31,16 +31,20 @@ TEST(FramePacer, EngineFramesKeepTheUiCpuShareWhileBusy) {
   engine.engine = true;
   // No history or cheap GPU frames: as fast as the display allows.
   EXPECT_NEAR(pacer.due(engine, true, 0.0), FramePacer::kFastestSeconds, kTimeTolerance);
-  for (int i = 0; i < 8; ++i) pacer.record(0.0002);
+  for (int i = 0; i < 16; ++i) pacer.record(0.0002);
   EXPECT_NEAR(pacer.busy_interval(), FramePacer::kFastestSeconds, kTimeTolerance);
   // 4 ms frames: 4 ms / 2% = 200 ms between frames.
-  for (int i = 0; i < 8; ++i) pacer.record(0.004);
+  for (int i = 0; i < 16; ++i) pacer.record(0.004);
   EXPECT_NEAR(pacer.busy_interval(), 0.004 / FramePacer::kBusyCpuShare, 1e-6);
-  // One cheap frame among expensive ones does not speed the loop up.
+  // One cheap frame among expensive ones barely changes it.
   pacer.record(0.0001);
-  EXPECT_NEAR(pacer.busy_interval(), 0.004 / FramePacer::kBusyCpuShare, 1e-6);
+  EXPECT_GT(pacer.busy_interval(), 0.9 * 0.004 / FramePacer::kBusyCpuShare);
+  // A coarse clock (Windows: 15.6 ms ticks) reading 0 for most ~1 ms frames and one tick for
+  // some: the mean still comes out near the true cost.
+  for (int i = 0; i < 16; ++i) pacer.record(i % 16 == 0 ? 0.0156 : 0.0);
+  EXPECT_NEAR(pacer.busy_interval(), (0.0156 / 16) / FramePacer::kBusyCpuShare, 1e-6);
   // Very expensive frames: capped, the stream still moves.
-  for (int i = 0; i < 8; ++i) pacer.record(0.1);
+  for (int i = 0; i < 16; ++i) pacer.record(0.1);
   EXPECT_NEAR(pacer.busy_interval(), FramePacer::kSlowestBusySeconds, kTimeTolerance);
   // The same events with the engine idle (a model just loaded) are shown at once.
   EXPECT_NEAR(pacer.due(engine, false, 5.0), 5.0 + FramePacer::kFastestSeconds, kTimeTolerance);
@@ -51,7 +55,7 @@ TEST(FramePacer, NothingHappeningMeansRareFrames) {
   EXPECT_NEAR(pacer.due(FrameTriggers{}, false, 1.0), 1.0 + FramePacer::kIdleSeconds, kTimeTolerance);
   EXPECT_NEAR(pacer.due(FrameTriggers{}, true, 1.0), 1.0 + FramePacer::kIdleSeconds, kTimeTolerance);
   // While the engine works, expensive frames slow clock-only redraws down too.
-  for (int i = 0; i < 8; ++i) pacer.record(0.018);
+  for (int i = 0; i < 16; ++i) pacer.record(0.018);
   EXPECT_NEAR(pacer.due(FrameTriggers{}, true, 1.0), 1.0 + 0.018 / FramePacer::kBusyCpuShare, 1e-6);
   EXPECT_NEAR(pacer.due(FrameTriggers{}, false, 1.0), 1.0 + FramePacer::kIdleSeconds, kTimeTolerance);
   FrameTriggers polling;

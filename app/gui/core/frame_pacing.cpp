@@ -34,9 +34,10 @@ void FramePacer::record(double frame_cpu_seconds) {
 }
 
 double FramePacer::busy_interval() const {
-  // The most expensive of the last few frames: one cheap frame must not speed the loop up.
-  double cost = 0;
-  for (size_t i = 0; i < std::min(count_, kRecentFrames); ++i) cost = std::max(cost, recent_[i]);
+  const size_t n = std::min(count_, kRecentFrames);
+  double total = 0;
+  for (size_t i = 0; i < n; ++i) total += recent_[i];
+  const double cost = n > 0 ? total / static_cast<double>(n) : 0;
   return std::clamp(cost / kBusyCpuShare, kFastestSeconds, kSlowestBusySeconds);
 }
 

@@ -15,7 +15,8 @@
 
 namespace magnetar::app {
 
-// CPU seconds used by the calling thread so far (CLOCK_THREAD_CPUTIME_ID / GetThreadTimes).
+// CPU seconds used by the calling thread so far (CLOCK_THREAD_CPUTIME_ID; GetThreadTimes on
+// Windows, which counts in scheduler ticks: exact over many frames, coarse for one).
 double thread_cpu_seconds();
 
 // Why the loop might draw a frame now.
@@ -36,7 +37,9 @@ class FramePacer {
   static constexpr double kSlowestBusySeconds = 1.0;
   static constexpr double kIdleSeconds = 0.5;         // caret blink, toasts, the "writing" pulse
   static constexpr double kPollSeconds = 0.1;
-  static constexpr size_t kRecentFrames = 8;
+  // The cost is the mean over this many frames: steady against one odd frame, and right on
+  // Windows too, whose thread clock advances in scheduler ticks (~15.6 ms), not per frame.
+  static constexpr size_t kRecentFrames = 16;
 
   void record(double frame_cpu_seconds);  // after each frame
   // Seconds between frames that show engine progress while the engine works.
