@@ -84,7 +84,8 @@ namespace {
 // and calls them first, so both see every event.
 struct WindowInbox {
   std::vector<std::string> drops;
-  bool input = false;  // keys, characters, mouse, focus, resize, expose: draw at once
+  bool input = false;    // keys, characters, clicks, scrolling, focus, resize, expose: draw at once
+  bool pointer = false;  // the mouse moved (paced while the engine works)
   ImeGuard ime;
   bool enter_confirmed_composition = false;
   // Double-clicks timed when the presses arrive, not per frame (see DoubleClicked in ui.h).
@@ -147,8 +148,8 @@ void install_input_callbacks(GLFWwindow* window) {
   glfwSetCharCallback(window, on_char);
   glfwSetMouseButtonCallback(window, on_mouse_button);
   glfwSetScrollCallback(window, [](GLFWwindow* w, double, double) { on_window_input(w); });
-  glfwSetCursorPosCallback(window, [](GLFWwindow* w, double, double) { on_window_input(w); });
-  glfwSetCursorEnterCallback(window, [](GLFWwindow* w, int) { on_window_input(w); });
+  glfwSetCursorPosCallback(window, [](GLFWwindow* w, double, double) { inbox_of(w).pointer = true; });
+  glfwSetCursorEnterCallback(window, [](GLFWwindow* w, int) { inbox_of(w).pointer = true; });
   glfwSetWindowFocusCallback(window, [](GLFWwindow* w, int) { on_window_input(w); });
   glfwSetWindowRefreshCallback(window, on_window_input);
   glfwSetFramebufferSizeCallback(window, [](GLFWwindow* w, int, int) { on_window_input(w); });
@@ -355,6 +356,7 @@ int run(int argc, char** argv) {
     for (;;) {
       FrameTriggers triggers;
       triggers.input = inbox.input;
+      triggers.pointer = inbox.pointer;
       triggers.settling = settle_frames > 0;
       triggers.engine = engine_woke.load();
       triggers.polling = ui.drop.inspecting;
@@ -365,7 +367,7 @@ int run(int argc, char** argv) {
     }
     if (inbox.input) settle_frames = 2;
     else if (settle_frames > 0) --settle_frames;
-    inbox.input = false;
+    inbox.input = inbox.pointer = false;
     ui.enter_confirmed_composition = inbox.enter_confirmed_composition;
     inbox.enter_confirmed_composition = false;
     ui.double_clicked = inbox.double_clicked;

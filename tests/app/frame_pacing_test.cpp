@@ -23,6 +23,12 @@ TEST(FramePacer, InputIsAnsweredAtOnceEvenWhileGenerating) {
   FrameTriggers settling;
   settling.settling = true;
   EXPECT_NEAR(pacer.due(settling, true, 10.0), 10.0 + FramePacer::kFastestSeconds, kTimeTolerance);
+  // The mouse merely moving: hover feedback at 10 fps while the engine works, at once otherwise.
+  FrameTriggers pointer;
+  pointer.pointer = true;
+  pointer.engine = true;
+  EXPECT_NEAR(pacer.due(pointer, true, 10.0), 10.0 + FramePacer::kPointerBusySeconds, kTimeTolerance);
+  EXPECT_NEAR(pacer.due(pointer, false, 10.0), 10.0 + FramePacer::kFastestSeconds, kTimeTolerance);
 }
 
 TEST(FramePacer, EngineFramesKeepTheUiCpuShareWhileBusy) {

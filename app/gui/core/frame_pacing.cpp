@@ -43,6 +43,7 @@ double FramePacer::busy_interval() const {
 
 double FramePacer::due(const FrameTriggers& t, bool engine_busy, double last_frame) const {
   if (t.input || t.settling) return last_frame + kFastestSeconds;
+  if (t.pointer) return last_frame + (engine_busy ? kPointerBusySeconds : kFastestSeconds);
   if (t.engine) return last_frame + (engine_busy ? busy_interval() : kFastestSeconds);
   if (t.polling) return last_frame + kPollSeconds;
   // Clock-only changes (caret blink, toasts, the "writing" pulse) never outpace the pacing.

@@ -21,7 +21,8 @@ double thread_cpu_seconds();
 
 // Why the loop might draw a frame now.
 struct FrameTriggers {
-  bool input = false;     // keyboard, mouse, window events (must be answered at once)
+  bool input = false;     // keys, characters, clicks, scrolling, window events: answered at once
+  bool pointer = false;   // the mouse only moved (hover feedback)
   bool settling = false;  // ImGui needs a frame or two after input to settle hover/key states
   bool engine = false;    // engine events wait in the queue
   bool polling = false;   // a background result (the drop inspection) is awaited
@@ -37,6 +38,8 @@ class FramePacer {
   static constexpr double kSlowestBusySeconds = 1.0;
   static constexpr double kIdleSeconds = 0.5;         // caret blink, toasts, the "writing" pulse
   static constexpr double kPollSeconds = 0.1;
+  // Hover feedback while the engine works: 10 frames a second is still immediate to the eye.
+  static constexpr double kPointerBusySeconds = 0.1;
   // The cost is the mean over this many frames: steady against one odd frame, and right on
   // Windows too, whose thread clock advances in scheduler ticks (~15.6 ms), not per frame.
   static constexpr size_t kRecentFrames = 16;
