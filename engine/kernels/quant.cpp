@@ -175,8 +175,8 @@ const QuantKernelTable kAvx2Table = {magnetar_quantize_act_avx2, magnetar_matvec
                                      magnetar_matvec_q4_0_avx2,  magnetar_matmul_q8_0_avx2,
                                      magnetar_matmul_q4_0_avx2,  "avx2"};
 const QuantKernelTable kVnniTable = {magnetar_quantize_act_avx2, magnetar_matvec_q8_0_avx512vnni,
-                                     magnetar_matvec_q4_0_avx512vnni, magnetar_matmul_q8_0_avx2,
-                                     magnetar_matmul_q4_0_avx2, "avx512vnni"};
+                                     magnetar_matvec_q4_0_avx512vnni, magnetar_matmul_q8_0_avx512vnni,
+                                     magnetar_matmul_q4_0_avx512vnni, "avx512vnni"};
 #endif
 
 std::atomic<const QuantKernelTable*> g_active{nullptr};

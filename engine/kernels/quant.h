@@ -115,6 +115,11 @@ void magnetar_matmul_q8_0_avx2(const void* w, const magnetar::quant::ActBlock* x
                                int64_t rows, int64_t cols, int64_t n_tokens, int64_t y_stride);
 void magnetar_matmul_q4_0_avx2(const void* w, const magnetar::quant::ActBlock* x, float* y,
                                int64_t rows, int64_t cols, int64_t n_tokens, int64_t y_stride);
+// asm/quant_matmul_avx512vnni.asm
+void magnetar_matmul_q8_0_avx512vnni(const void* w, const magnetar::quant::ActBlock* x, float* y,
+                                     int64_t rows, int64_t cols, int64_t n_tokens, int64_t y_stride);
+void magnetar_matmul_q4_0_avx512vnni(const void* w, const magnetar::quant::ActBlock* x, float* y,
+                                     int64_t rows, int64_t cols, int64_t n_tokens, int64_t y_stride);
 // asm/quant_avx512vnni.asm
 void magnetar_matvec_q8_0_avx512vnni(const void* w, const magnetar::quant::ActBlock* x, float* y,
                                      int64_t rows, int64_t cols);

@@ -176,7 +176,8 @@ void check_matmul_against_twin(format::DType dtype, const QuantKernelTable& tabl
         fast(m.data, x.data(), got.data(), rows, cols, n_tokens, y_stride);
         for (size_t i = 0; i < y_size; ++i) {
           const bool output = int64_t(i) < n_tokens * y_stride && int64_t(i) % y_stride < rows;
-          if (!output) ASSERT_EQ(got[i], kSentinel) << "write outside the outputs at " << i;
+          if (!output) ASSERT_EQ(got[i], kSentinel) << "write outside the outputs at " << i << ": rows " << rows
+                                                    << " cols " << cols << " tokens " << n_tokens;
           else ASSERT_EQ(got[i], want[i]) << type_name(dtype) << " rows " << rows << " cols " << cols
                                           << " tokens " << n_tokens << " token " << int64_t(i) / y_stride
                                           << " row " << int64_t(i) % y_stride;
