@@ -18,9 +18,9 @@ constexpr int64_t kRowGranule = 16;
 constexpr int64_t kParallelMinBytes = 128 * 1024;
 // Prefill: weight bytes per row chunk, small enough to stay in L2 while every token passes.
 constexpr int64_t kChunkBytes = 64 * 1024;
-// Prefill with the matmul kernels (4-row x 4-token tiles) from this many tokens; fewer take
-// the matvec kernel per token. Activation bytes per token chunk: the chunk stays in L2 while
-// each 4-row group of the row chunk streams it.
+// Prefill with the matmul kernels (4x4 / 8x8 row x token tiles) from this many tokens; fewer
+// take the matvec kernel per token. Activation bytes per token chunk: the chunk stays in L2
+// while each row tile streams it.
 constexpr int64_t kMatmulMinTokens = 4;
 constexpr int64_t kTokenChunkBytes = 256 * 1024;
 
@@ -55,19 +55,18 @@ void run_rows(const QuantJob& job, int64_t begin, int64_t end) {
     fn(base + begin * bytes_per_row, job.x, job.y + begin, end - begin, w.cols);
     return;
   }
-  const int64_t chunk = std::max<int64_t>(4, kChunkBytes / bytes_per_row / 4 * 4);
   if (job.n_tokens >= kMatmulMinTokens) {
+    // The kernels walk row tiles outermost, each tile's weights staying in L1/L2 while the
+    // token chunk streams past, so the whole row range goes in one call per token chunk.
     const quant::MatmulQFn mm = w.dtype == format::DType::Q8_0 ? job.k->matmul_q8_0 : job.k->matmul_q4_0;
     const int64_t act_bytes = blocks * int64_t(sizeof(quant::ActBlock));
-    const int64_t token_chunk = std::max<int64_t>(4, kTokenChunkBytes / act_bytes / 4 * 4);
-    for (int64_t r = begin; r < end; r += chunk) {
-      const int64_t n = std::min(chunk, end - r);
-      for (int64_t t = 0; t < job.n_tokens; t += token_chunk)
-        mm(base + r * bytes_per_row, job.x + t * blocks, job.y + t * w.rows + r, n, w.cols,
-           std::min(token_chunk, job.n_tokens - t), w.rows);
-    }
+    const int64_t token_chunk = std::max<int64_t>(8, kTokenChunkBytes / act_bytes / 8 * 8);
+    for (int64_t t = 0; t < job.n_tokens; t += token_chunk)
+      mm(base + begin * bytes_per_row, job.x + t * blocks, job.y + t * w.rows + begin, end - begin, w.cols,
+         std::min(token_chunk, job.n_tokens - t), w.rows);
     return;
   }
+  const int64_t chunk = std::max<int64_t>(4, kChunkBytes / bytes_per_row / 4 * 4);
   for (int64_t r = begin; r < end; r += chunk) {
     const int64_t n = std::min(chunk, end - r);
     for (int64_t t = 0; t < job.n_tokens; ++t)
