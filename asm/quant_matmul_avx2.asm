@@ -6,14 +6,14 @@
 ; (and _q4_0_): y[t * y_stride + r] = row r of w . token t of x, for r < rows, t < n_tokens.
 ; x holds n_tokens tokens of cols / 32 ActBlocks each, back to back.
 ;
-; Method: a 4-row x 4-token register tile. Per 32-block, each weight block (Q4_0 unpacked once
-; to q - 8) feeds four tokens and each activation block four rows. A pair's block dot product
+; Q8_0 method: a 4-row x 4-token register tile. Per 32-block, each weight block feeds four
+; tokens and each activation block four rows. A pair's block dot product
 ; is exact int32 (sign trick + vpmaddubsw + vpmaddwd, then vphaddd / vperm2i128 gather eight
 ; pairs' sums into one register), then float(dot) * (d_w * d_x) is added to the FP32 sum with
 ; separate roundings, in block order: bit for bit the matvec twin's arithmetic per token.
-; Tails: when rows (tokens) >= 4, the last group overlaps the previous one (recomputed outputs
-; are identical); when fewer than 4, the group repeats the last row (token) and only real rows
-; (tokens) are stored.
+; Tails: when rows (tokens) >= the tile, the last group overlaps the previous one (recomputed
+; outputs are identical); when fewer, the group repeats the last row (token) and only real rows
+; (tokens) are stored. Q4_0 uses an 8-row x 4-token transposed tile (below).
 
 %include "quant_common.inc"
 
@@ -24,7 +24,6 @@ RODATA
 align 32
 mm_ones_i16:     times 16 dw 1
 mm_low_nibble:   times 32 db 0x0f
-mm_eight_i8:     times 32 db 8
 mm_nibble_shift: dq 0, 0, 4, 4          ; vpsrlvq counts: low lane as is, high lane >> 4
 mm_lane_index:   dd 0, 1, 2, 3
 
@@ -57,13 +56,6 @@ mm_lane_index:   dd 0, 1, 2, 3
   vmovdqu ymm%1, [%2 + 2]
 %endmacro
 
-; LOAD_W_Q4 ymm, row_ptr : the block's 32 weights as q - 8 in [-8, 7] (int8)
-%macro LOAD_W_Q4 2
-  vbroadcasti128 ymm%1, [%2 + 2]
-  vpsrlvq ymm%1, ymm%1, [rel mm_nibble_shift]
-  vpand ymm%1, ymm%1, [rel mm_low_nibble]
-  vpsubb ymm%1, ymm%1, [rel mm_eight_i8]
-%endmacro
 
 ; PAIR ymm_out, ymm_w, x_qs_addr : int32 lanes of w . x (ymm7 = |x|); the sign of x moves onto w
 %macro PAIR 3
@@ -276,5 +268,268 @@ mm_lane_index:   dd 0, 1, 2, 3
 FUNCTION matmul_q8_0_avx2, 7, 15, 16
   MATMUL_BODY LOAD_W_Q8, Q8_BLOCK
 
-FUNCTION matmul_q4_0_avx2, 7, 15, 16
-  MATMUL_BODY LOAD_W_Q4, Q4_BLOCK
+; ------------------------------------------------------------------------------------------------
+; Q4_0: an 8-row x 4-token tile with one row per int32 lane, no horizontal sums (the VNNI
+; kernel's scheme on AVX2). The nibbles q (0..15) are unsigned, so vpmaddubsw takes them as
+; the u8 operand against the token's dword k broadcast (s8): each i16 is at most 2*15*127 =
+; 3810 in magnitude, so the eight k steps add up in i16 without saturating (<= 30480), and one
+; vpmaddwd widens them. dot = that - 8 * sum(x), exact.
+; ------------------------------------------------------------------------------------------------
+
+; Stack frame of the Q4_0 kernel
+%define G_W        0
+%define G_X        8
+%define G_Y        16
+%define G_ROWS     24
+%define G_TOKENS   32
+%define G_YSTRIDE  40      ; bytes
+%define G_ROWBYTES 48
+%define G_TSTRIDE  56
+%define G_BLOCKS   64
+%define G_ROW      72
+%define G_TOKEN    80
+%define G_GROUP_ROW   88
+%define G_GROUP_TOKEN 96
+%define G_STORE_T  104     ; min(n_tokens, 4)
+%define G_MASK     128     ; 32 bytes: vmaskmovps lanes of the rows stored (lane < min(rows, 8))
+%define G_ROW_OFF  160     ; 8 qwords
+%define G_TOK_OFF  224     ; 4 qwords
+%define G_FRAME    256
+
+; Registers of the block loop: g0 = weight block of the group's row 0, g1 = ActBlock of token 0,
+; g2/g3 scratch, g4 = blocks left; ymm8..15 = transposed nibbles (see Q4T_TRANSPOSE for which
+; holds dword k), ymm7 = d_w of rows 0..7, ymm3..6 = FP32 sums of tokens 0..3 (lane = row).
+
+; Q4T_TOKEN acc, token : acc += float(dot of rows 0..7 with the token) * (d_w * d_x)
+%macro Q4T_TOKEN 2
+  mov g3, [rsp + G_TOK_OFF + 8 * %2]
+  add g3, g1
+  vpbroadcastd ymm1, [g3 + ACT_QS + 0]
+  vpmaddubsw ymm0, ymm8, ymm1
+  vpbroadcastd ymm1, [g3 + ACT_QS + 4]
+  vpmaddubsw ymm2, ymm10, ymm1
+  vpbroadcastd ymm1, [g3 + ACT_QS + 8]
+  vpmaddubsw ymm1, ymm9, ymm1
+  vpaddw ymm0, ymm0, ymm1
+  vpbroadcastd ymm1, [g3 + ACT_QS + 12]
+  vpmaddubsw ymm1, ymm11, ymm1
+  vpaddw ymm2, ymm2, ymm1
+  vpbroadcastd ymm1, [g3 + ACT_QS + 16]
+  vpmaddubsw ymm1, ymm12, ymm1
+  vpaddw ymm0, ymm0, ymm1
+  vpbroadcastd ymm1, [g3 + ACT_QS + 20]
+  vpmaddubsw ymm1, ymm14, ymm1
+  vpaddw ymm2, ymm2, ymm1
+  vpbroadcastd ymm1, [g3 + ACT_QS + 24]
+  vpmaddubsw ymm1, ymm13, ymm1
+  vpaddw ymm0, ymm0, ymm1
+  vpbroadcastd ymm1, [g3 + ACT_QS + 28]
+  vpmaddubsw ymm1, ymm15, ymm1
+  vpaddw ymm2, ymm2, ymm1
+  vpaddw ymm0, ymm0, ymm2
+  vpmaddwd ymm0, ymm0, [rel mm_ones_i16]
+  vpbroadcastd ymm1, [g3 + ACT_SUM]
+  vpslld ymm1, ymm1, 3
+  vpsubd ymm0, ymm0, ymm1
+  vcvtdq2ps ymm0, ymm0
+  vbroadcastss ymm1, [g3 + ACT_D]
+  vmulps ymm1, ymm7, ymm1
+  vmulps ymm0, ymm0, ymm1
+  vaddps ymm%1, ymm%1, ymm0
+%endmacro
+
+FUNCTION matmul_q4_0_avx2, 7, 7, 16
+  test arg3, arg3
+  jle .exit
+  test arg5, arg5
+  jle .exit
+  sub rsp, G_FRAME
+  mov [rsp + G_W], arg0
+  mov [rsp + G_X], arg1
+  mov [rsp + G_Y], arg2
+  mov [rsp + G_ROWS], arg3
+  mov [rsp + G_TOKENS], arg5
+  shl arg6, 2
+  mov [rsp + G_YSTRIDE], arg6
+  shr arg4, 5
+  mov [rsp + G_BLOCKS], arg4
+  imul g2, arg4, Q4_BLOCK
+  mov [rsp + G_ROWBYTES], g2
+  imul g3, arg4, ACT_BLOCK
+  mov [rsp + G_TSTRIDE], g3
+
+  ; row offsets min(k, last) * row_bytes (last = min(rows, 8) - 1); store mask lanes k <= last
+  mov g0, [rsp + G_ROWS]
+  cmp g0, 8
+  jl .few_rows
+  mov g0, 8
+.few_rows:
+  dec g0
+  xor g1, g1
+.row_off:
+  mov g4, g1
+  cmp g4, g0
+  cmova g4, g0
+  imul g4, g2
+  mov [rsp + G_ROW_OFF + 8 * g1], g4
+  xor g4, g4
+  cmp g1, g0
+  ja .lane_off
+  dec g4
+.lane_off:
+  mov [rsp + G_MASK + 4 * g1], g4d
+  inc g1
+  cmp g1, 8
+  jb .row_off
+
+  ; token offsets min(k, last) * token_stride (last = min(n_tokens, 4) - 1)
+  mov g0, [rsp + G_TOKENS]
+  cmp g0, 4
+  jl .few_tokens
+  mov g0, 4
+.few_tokens:
+  mov [rsp + G_STORE_T], g0
+  dec g0
+  xor g1, g1
+.tok_off:
+  mov g4, g1
+  cmp g4, g0
+  cmova g4, g0
+  imul g4, g3
+  mov [rsp + G_TOK_OFF + 8 * g1], g4
+  inc g1
+  cmp g1, 4
+  jb .tok_off
+
+  mov qword [rsp + G_ROW], 0
+.row_group:
+  mov g0, [rsp + G_ROW]
+  mov g2, [rsp + G_ROWS]
+  sub g2, 8
+  jl .row_set
+  cmp g0, g2
+  cmovg g0, g2
+.row_set:
+  mov [rsp + G_GROUP_ROW], g0
+  mov qword [rsp + G_TOKEN], 0
+.token_group:
+  mov g1, [rsp + G_TOKEN]
+  mov g2, [rsp + G_TOKENS]
+  sub g2, 4
+  jl .token_set
+  cmp g1, g2
+  cmovg g1, g2
+.token_set:
+  mov [rsp + G_GROUP_TOKEN], g1
+  imul g1, [rsp + G_TSTRIDE]
+  add g1, [rsp + G_X]
+  mov g0, [rsp + G_GROUP_ROW]
+  imul g0, [rsp + G_ROWBYTES]
+  add g0, [rsp + G_W]
+  mov g4, [rsp + G_BLOCKS]
+  vxorps xmm3, xmm3, xmm3
+  vxorps xmm4, xmm4, xmm4
+  vxorps xmm5, xmm5, xmm5
+  vxorps xmm6, xmm6, xmm6
+.block:
+  ; rows 0..7: nibbles (elements 0..31 as bytes) in ymm8..15, d_w halves -> ymm7
+  %assign k 0
+  %rep 8
+    %assign reg 8 + k
+    mov g2, [rsp + G_ROW_OFF + 8 * k]
+    add g2, g0
+    %if k == 0
+      movzx g3d, word [g2]
+      vmovd xmm7, g3d
+    %else
+      vpinsrw xmm7, xmm7, word [g2], k
+    %endif
+    vbroadcasti128 ymm%[reg], [g2 + 2]
+    vpsrlvq ymm%[reg], ymm%[reg], [rel mm_nibble_shift]
+    vpand ymm%[reg], ymm%[reg], [rel mm_low_nibble]
+    %assign k k + 1
+  %endrep
+  vcvtph2ps ymm7, xmm7
+  ; 8 x 8 dword transpose in place (ymm0 spare). Result: dword k of rows 0..7 in
+  ; k0: ymm8, k1: ymm10, k2: ymm9, k3: ymm11, k4: ymm12, k5: ymm14, k6: ymm13, k7: ymm15.
+  vpunpckhdq ymm0, ymm8, ymm9
+  vpunpckldq ymm8, ymm8, ymm9
+  vmovdqa ymm9, ymm0
+  vpunpckhdq ymm0, ymm10, ymm11
+  vpunpckldq ymm10, ymm10, ymm11
+  vmovdqa ymm11, ymm0
+  vpunpckhdq ymm0, ymm12, ymm13
+  vpunpckldq ymm12, ymm12, ymm13
+  vmovdqa ymm13, ymm0
+  vpunpckhdq ymm0, ymm14, ymm15
+  vpunpckldq ymm14, ymm14, ymm15
+  vmovdqa ymm15, ymm0
+  vpunpckhqdq ymm0, ymm8, ymm10
+  vpunpcklqdq ymm8, ymm8, ymm10
+  vmovdqa ymm10, ymm0
+  vpunpckhqdq ymm0, ymm9, ymm11
+  vpunpcklqdq ymm9, ymm9, ymm11
+  vmovdqa ymm11, ymm0
+  vpunpckhqdq ymm0, ymm12, ymm14
+  vpunpcklqdq ymm12, ymm12, ymm14
+  vmovdqa ymm14, ymm0
+  vpunpckhqdq ymm0, ymm13, ymm15
+  vpunpcklqdq ymm13, ymm13, ymm15
+  vmovdqa ymm15, ymm0
+  vperm2i128 ymm0, ymm8, ymm12, 0x31
+  vperm2i128 ymm8, ymm8, ymm12, 0x20
+  vmovdqa ymm12, ymm0
+  vperm2i128 ymm0, ymm10, ymm14, 0x31
+  vperm2i128 ymm10, ymm10, ymm14, 0x20
+  vmovdqa ymm14, ymm0
+  vperm2i128 ymm0, ymm9, ymm13, 0x31
+  vperm2i128 ymm9, ymm9, ymm13, 0x20
+  vmovdqa ymm13, ymm0
+  vperm2i128 ymm0, ymm11, ymm15, 0x31
+  vperm2i128 ymm11, ymm11, ymm15, 0x20
+  vmovdqa ymm15, ymm0
+  Q4T_TOKEN 3, 0
+  Q4T_TOKEN 4, 1
+  Q4T_TOKEN 5, 2
+  Q4T_TOKEN 6, 3
+  add g0, Q4_BLOCK
+  add g1, ACT_BLOCK
+  dec g4
+  jnz .block
+
+  ; store token k of the group at y + (token + k) * y_stride + row * 4, lanes of real rows
+  mov g2, [rsp + G_GROUP_TOKEN]
+  imul g2, [rsp + G_YSTRIDE]
+  add g2, [rsp + G_Y]
+  mov g3, [rsp + G_GROUP_ROW]
+  lea g2, [g2 + 4 * g3]
+  mov g3, [rsp + G_YSTRIDE]
+  mov g4, [rsp + G_STORE_T]
+  vmovdqu ymm0, [rsp + G_MASK]
+  vmaskmovps [g2], ymm0, ymm3
+  cmp g4, 2
+  jb .stored
+  add g2, g3
+  vmaskmovps [g2], ymm0, ymm4
+  cmp g4, 3
+  jb .stored
+  add g2, g3
+  vmaskmovps [g2], ymm0, ymm5
+  cmp g4, 4
+  jb .stored
+  add g2, g3
+  vmaskmovps [g2], ymm0, ymm6
+.stored:
+  mov g2, [rsp + G_TOKEN]
+  add g2, 4
+  mov [rsp + G_TOKEN], g2
+  cmp g2, [rsp + G_TOKENS]
+  jl .token_group
+  mov g0, [rsp + G_ROW]
+  add g0, 8
+  mov [rsp + G_ROW], g0
+  cmp g0, [rsp + G_ROWS]
+  jl .row_group
+  add rsp, G_FRAME
+.exit:
+  RET
