@@ -1,5 +1,6 @@
 // Quantized weights: GGUF's Q8_0 and Q4_0 block formats, their quantizers and dequantizers, and
-// the integer matrix–vector kernels (C++ reference twins + NASM AVX2) with their dispatch table.
+// the integer matrix–vector and prefill (matrix × tokens) kernels (C++ reference twins + NASM
+// AVX2 / AVX-512 VNNI) with their dispatch table.
 //
 // Block layout and rounding are GGUF's, bit for bit, so a GGUF tensor of these types is used
 // without requantising and our quantizer's output equals GGML's reference quantizer's:
@@ -89,7 +90,8 @@ bool asm_available();  // the CPU runs the AVX2 kernels
 // The best asm table for this CPU (only call when asm_available()).
 const QuantKernelTable& asm_table();
 // Every asm table this CPU runs, in order of preference (best last): "avx2", then
-// "avx512vnni" (VNNI matvecs on YMM) where the CPU has AVX512F/BW/VL + VNNI. Tests check each.
+// "avx512vnni" (VNNI matvecs and prefill kernels on YMM) where the CPU has AVX512F/BW/VL +
+// VNNI. Tests check each.
 std::vector<const QuantKernelTable*> asm_tables();
 
 // Reference twins (always compiled: the fallback and the test oracle).

@@ -1,5 +1,5 @@
-// Q8_0 / Q4_0 drivers: activation quantization, row partitions, cache-sized row chunks for
-// prefill (see quant_ops.h).
+// Q8_0 / Q4_0 drivers: activation quantization, row partitions, token chunks for the prefill
+// kernels and cache-sized row chunks for short prompts (see quant_ops.h).
 #include "ops/quant_ops.h"
 
 #include <algorithm>
