@@ -60,9 +60,10 @@ nlohmann::json report_to_json(const BenchReport& r) {
         {"context_length", r.context_length}}},
       {"cpu", {{"brand", r.cpu_brand}, {"logical_cores", r.logical_cores}}},
       {"kernels", r.kernels},
-      {"load", {{"mode", r.load_mode}, {"seconds", r.load_seconds}}},
+      {"load", {{"mode", r.load_mode}, {"striped_matrices", r.striped_matrices}, {"seconds", r.load_seconds}}},
       {"reps", r.reps},
-      {"ceiling", {{"buffer_bytes", r.probe_buffer_bytes}, {"points", ceiling}}},
+      {"ceiling", {{"buffer_bytes", r.probe_buffer_bytes}, {"points", ceiling},
+                   {"interleaved_with_decode", r.interleaved_ceiling}}},
       {"runs", runs},
       {"memory",
        {{"peak_resident_bytes", r.peak_resident_bytes},
@@ -106,7 +107,12 @@ std::string report_to_table(const BenchReport& r) {
   out += "load     " + r.load_mode + ", " + format("%.2f", r.load_seconds) + " s";
   if (r.load_seconds > 0)
     out += " (" + format("%.1f", gb(r.file_bytes) / r.load_seconds) + " GB/s)";
-  out += "\nreps     " + std::to_string(r.reps) + " (medians shown)\n\n";
+  out += r.striped_matrices > 0 ? ", " + std::to_string(r.striped_matrices) + " wide matrices striped"
+                                : std::string(", plain layout");
+  out += "\nreps     " + std::to_string(r.reps) + " (medians shown)";
+  out += r.interleaved_ceiling ? "; ceiling probed before each decode repetition, % ceil = median "
+                                 "of the per-repetition ratios\n\n"
+                               : "; ceiling from the cached probe\n\n";
 
   // Columns: one prompt column per measured length, then decode.
   std::vector<int> lengths;

@@ -43,7 +43,9 @@ struct BenchReport {
   std::string cpu_brand;
   int logical_cores = 0;
   std::string kernels;  // kernels::active().isa during the run
+  bool interleaved_ceiling = false;  // ceiling measured before each decode repetition
   std::string load_mode;
+  int striped_matrices = 0;  // laid out in column stripes at load (0: plain layout)
   double load_seconds = 0;
   int reps = 0;
   uint64_t probe_buffer_bytes = 0;

@@ -29,7 +29,7 @@ namespace {
 const char* kUsage =
     "magnetar-cli bench -m MODEL [--threads 1,2] [--reps N] [--prompts 64,128,512] [--gen N]\n"
     "                   [--kernels auto|reference|asm] [--load read|map] [--kv f32|f16|int8]\n"
-    "                   [--json]\n"
+    "                   [--layout striped|plain] [--json]\n"
     "                   [--json-file PATH] [--cached-ceiling] [--idle-seconds S]\n"
     "magnetar-cli bench --ceiling-only [--json]\n"
     "  Measures the read-bandwidth ceiling (1..cores threads) and, per thread count, prompt\n"
@@ -37,7 +37,11 @@ const char* kUsage =
     "  GB/s and its share of the ceiling; medians over --reps (default 3). Prompts are random\n"
     "  token ids; generation is greedy and ignores end-of-generation tokens.\n"
     "  --threads: default 1..the cores available.  --gen: generated tokens (default 128).\n"
-    "  --cached-ceiling: reuse the cached probe instead of measuring (a few seconds).\n"
+    "  --layout plain: keep the file's row-major layout instead of the column stripes that\n"
+    "  --load read lays wide matrices out in (to measure what the stripes gain).\n"
+    "  The ceiling column is the read probe run right before each decode repetition at the same\n"
+    "  thread count (median); % ceil is the median of the per-repetition ratios.\n"
+    "  --cached-ceiling: use the cached probe for the ceiling column instead (no interleaving).\n"
     "  --json-file: also write the JSON document to PATH (the table still prints).\n"
     "  --ceiling-only: measure (and cache) the read-bandwidth ceiling alone; no model.\n"
     "  --idle-seconds: process CPU time measured over this idle time after generating (default\n"
@@ -180,7 +184,7 @@ int run_ceiling_only(bool json) {
 int run_bench(const std::vector<std::string>& argv) {
   const std::vector<std::string> value_options = {"-m", "--model", "--threads", "--reps",
                                                   "--prompts", "--gen", "--kernels", "--load", "--kv",
-                                                  "--idle-seconds", "--json-file"};
+                                                  "--layout", "--idle-seconds", "--json-file"};
   Args args(argv, value_options);
   if (!args.ok()) return usage_error(kBench, args.error());
   std::vector<std::string> known = value_options;
@@ -220,6 +224,9 @@ int run_bench(const std::vector<std::string>& argv) {
   const std::string load_choice = args.get({"--load"}, "read");
   if (load_choice != "read" && load_choice != "map")
     return usage_error(kBench, "--load is read or map");
+  const std::string layout_choice = args.get({"--layout"}, "striped");
+  if (layout_choice != "striped" && layout_choice != "plain")
+    return usage_error(kBench, "--layout is striped or plain");
   KvType kv_type = KvType::F32;
   if (!parse_kv_type(args.get({"--kv"}, "f32"), &kv_type))
     return usage_error(kBench, "--kv is f32, f16 or int8");
@@ -237,6 +244,7 @@ int run_bench(const std::vector<std::string>& argv) {
   load.context_length = std::min(max_context, needed);
   load.threads = thread_counts.front();
   load.kv_type = kv_type;
+  load.stripe_wide_matrices = layout_choice == "striped";
   int last_percent = -1;
   load.on_progress = [&](uint64_t done, uint64_t total) {
     const int percent = total ? static_cast<int>(done * 100 / total) : 100;
@@ -267,10 +275,16 @@ int run_bench(const std::vector<std::string>& argv) {
   report.logical_cores = cpu_info().logical_cores;
   report.kernels = kernels::active().isa;
   report.load_mode = load_choice;
+  report.striped_matrices = info.striped_matrices;
   report.load_seconds = info.load_seconds > 0 ? info.load_seconds : load_wall;
   report.reps = static_cast<int>(reps);
 
   std::unique_ptr<Session> session;
+  // The ceiling is measured again right before every decode repetition, at its thread count, so
+  // each repetition's share of the ceiling compares numbers taken under the same conditions.
+  std::unique_ptr<bandwidth::ReadProbe> probe;
+  if (!args.has("--cached-ceiling")) probe = std::make_unique<bandwidth::ReadProbe>();
+  report.interleaved_ceiling = probe && probe->ok();
 
   // ---- Engine runs, per thread count ----------------------------------------------------------
   Timeline timeline;
@@ -293,7 +307,7 @@ int run_bench(const std::vector<std::string>& argv) {
       return 1;
     }
     std::vector<std::vector<double>> prompt_tps(prompt_lengths.size()), prompt_secs(prompt_lengths.size());
-    std::vector<double> gen_tps, engine_gen_tps, gen_cpu_tps;
+    std::vector<double> gen_tps, engine_gen_tps, gen_cpu_tps, rep_ceiling, rep_share;
     for (int rep = 0; rep < reps; ++rep) {
       std::cerr << "\rthreads " << threads << ": repetition " << rep + 1 << "/" << reps
                 << "   " << std::flush;
@@ -309,6 +323,7 @@ int run_bench(const std::vector<std::string>& argv) {
         prompt_secs[i].push_back(timeline.token_times[0]);
         prompt_tps[i].push_back(n / timeline.token_times[0]);
       }
+      if (report.interleaved_ceiling) rep_ceiling.push_back(probe->measure(threads));
       // Decode: gen_tokens intervals after the first token (which the prefill produced).
       timeline.sample_rss = true;
       if (Status s = timed_generate(*session, gen_prompt, gen_tokens + 1, &timeline, &result); !s) {
@@ -317,6 +332,9 @@ int run_bench(const std::vector<std::string>& argv) {
       }
       const auto& t = timeline.token_times;
       gen_tps.push_back(gen_tokens / (t[static_cast<size_t>(gen_tokens)] - t[0]));
+      if (report.interleaved_ceiling && rep_ceiling.back() > 0)
+        rep_share.push_back(static_cast<double>(info.weight_bytes_per_token) * gen_tps.back() / 1e9 /
+                            rep_ceiling.back());
       // (Windows counts CPU time in 15.6 ms ticks: a very short decode can show none.)
       if (timeline.cpu_last > timeline.cpu_first)
         gen_cpu_tps.push_back(gen_tokens * threads / (timeline.cpu_last - timeline.cpu_first));
@@ -345,12 +363,19 @@ int run_bench(const std::vector<std::string>& argv) {
     run.cpu_clock_generate_tokens_per_second = median(gen_cpu_tps);
     run.achieved_gbps =
         static_cast<double>(info.weight_bytes_per_token) * run.generate_tokens_per_second / 1e9;
+    if (!rep_share.empty()) {
+      run.ceiling_gbps = median(rep_ceiling);
+      run.percent_of_ceiling = 100.0 * median(rep_share);
+    }
     std::cerr << "\rthreads " << threads << ": thread-pool latency      " << std::flush;
     measure_pool(threads, &run.pool_round_trip_us, &run.pool_wake_up_us);
     std::cerr << "\r" << std::string(40, ' ') << "\r";
     report.runs.push_back(run);
   }
-  report.resident_during_generation_bytes = timeline.max_resident;
+  // The probe's buffer is written in full, so it is resident in full: not the engine's memory.
+  const uint64_t probe_bytes = report.interleaved_ceiling ? probe->buffer_bytes() : 0;
+  report.resident_during_generation_bytes = timeline.max_resident - std::min(timeline.max_resident, probe_bytes);
+  probe.reset();
 
   if (idle_seconds > 0) {
     std::cerr << "measuring idle CPU for " << idle_seconds << " s\n";
@@ -359,7 +384,7 @@ int run_bench(const std::vector<std::string>& argv) {
     report.idle_cpu_seconds = platform::process_cpu_seconds() - cpu0;
     report.idle_seconds = idle_seconds;
   }
-  report.peak_resident_bytes = peak_resident_bytes();
+  report.peak_resident_bytes = peak_resident_bytes() - std::min(peak_resident_bytes(), probe_bytes);
   session.reset();
   model.reset();
 
@@ -370,6 +395,7 @@ int run_bench(const std::vector<std::string>& argv) {
   report.probe_buffer_bytes = ceiling.buffer_bytes;
   for (const auto& p : ceiling.points) report.ceiling.emplace_back(p.threads, p.read_gbps);
   for (auto& run : report.runs) {
+    if (report.interleaved_ceiling) continue;
     run.ceiling_gbps = ceiling.at_threads(run.threads);
     run.percent_of_ceiling = run.ceiling_gbps > 0 ? 100.0 * run.achieved_gbps / run.ceiling_gbps : 0;
   }

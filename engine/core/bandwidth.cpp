@@ -106,31 +106,41 @@ std::vector<double> measure_threads(const uint64_t* buffer, uint64_t words, int 
 
 }  // namespace
 
-BandwidthProfile measure(int max_threads, uint64_t buffer_bytes) {
-  if (max_threads < 1) max_threads = platform::physical_cores();
+ReadProbe::ReadProbe(uint64_t buffer_bytes) {
   if (buffer_bytes == 0) buffer_bytes = kDefaultBufferBytes;
   buffer_bytes = std::max(buffer_bytes, kMinBufferBytes) / 4096 * 4096;
-
   void* memory = nullptr;
   while (!(memory = platform::alloc_large(buffer_bytes)) && buffer_bytes / 2 >= kMinBufferBytes)
     buffer_bytes /= 2;
-  BandwidthProfile profile;
-  if (!memory) return profile;
-
+  if (!memory) return;
   // Write every page: untouched anonymous memory reads as the shared zero page (cache speed).
-  uint64_t* words = static_cast<uint64_t*>(memory);
-  const uint64_t n_words = buffer_bytes / 8;
-  for (uint64_t i = 0; i < n_words; ++i) words[i] = i * 0x9E3779B97F4A7C15ull;
+  words_ = static_cast<uint64_t*>(memory);
+  bytes_ = buffer_bytes;
+  for (uint64_t i = 0; i < bytes_ / 8; ++i) words_[i] = i * 0x9E3779B97F4A7C15ull;
+}
 
+ReadProbe::~ReadProbe() {
+  if (words_) platform::free_large(words_, bytes_);
+}
+
+double ReadProbe::measure(int threads) {
+  if (!words_ || threads < 1) return 0;
   std::atomic<uint64_t> sink{0};
-  profile.buffer_bytes = buffer_bytes;
+  return median(measure_threads(words_, bytes_ / 8, threads, &sink));
+}
+
+BandwidthProfile measure(int max_threads, uint64_t buffer_bytes) {
+  if (max_threads < 1) max_threads = platform::physical_cores();
+  ReadProbe probe(buffer_bytes);
+  BandwidthProfile profile;
+  if (!probe.ok()) return profile;
+  profile.buffer_bytes = probe.buffer_bytes();
   for (int n = 1; n <= max_threads; ++n) {
     BandwidthPoint point;
     point.threads = n;
-    point.read_gbps = median(measure_threads(words, n_words, n, &sink));
+    point.read_gbps = probe.measure(n);
     profile.points.push_back(point);
   }
-  platform::free_large(memory, buffer_bytes);
   return profile;
 }
 

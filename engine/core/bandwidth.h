@@ -30,6 +30,25 @@ uint64_t sum_words(const uint64_t* data, uint64_t words);
 // empty profile only when not even kMinBufferBytes can be allocated.
 BandwidthProfile measure(int max_threads, uint64_t buffer_bytes);
 
+// The probe's buffer, allocated and written once, for measuring one thread count at a time
+// between other work: the bench interleaves it with decode runs so that each run's share of the
+// ceiling compares two numbers taken under the same conditions (a shared machine drifts).
+class ReadProbe {
+ public:
+  explicit ReadProbe(uint64_t buffer_bytes = 0);  // same sizing rules as measure()
+  ~ReadProbe();
+  ReadProbe(const ReadProbe&) = delete;
+  ReadProbe& operator=(const ReadProbe&) = delete;
+  bool ok() const { return words_ != nullptr; }
+  uint64_t buffer_bytes() const { return bytes_; }
+  // Median GB/s of kTimedPasses passes with `threads` pinned threads (0 when !ok()).
+  double measure(int threads);
+
+ private:
+  uint64_t* words_ = nullptr;
+  uint64_t bytes_ = 0;
+};
+
 // ---- Cache file -----------------------------------------------------------------------------
 // One JSON file, user_cache_dir()/bandwidth.json, holding one profile per machine key:
 //   {"version":1,"machines":{"<key>":{"buffer_bytes":N,"measured_unix":T,

@@ -46,6 +46,9 @@ class FileBuffer {
   void close();
 
   const uint8_t* data() const { return data_; }
+  // Read mode: the process's own copy, which load-time steps may rearrange (ops::stripe_in_place).
+  // Map mode: nullptr — the pages belong to the file.
+  uint8_t* writable_data() { return mode_ == Mode::Read ? const_cast<uint8_t*>(data_) : nullptr; }
   uint64_t size() const { return size_; }
   Mode mode() const { return mode_; }
   bool huge_pages() const { return huge_pages_; }
@@ -79,9 +82,13 @@ double now_seconds();  // monotonic, high resolution
 uint64_t current_resident_bytes();
 uint64_t peak_resident_bytes();
 double process_cpu_seconds();  // user + system CPU time of this process
-int physical_cores();          // cores available to this process (>= 1)
+// Physical cores this process may run on (>= 1; SMT siblings count once). The default thread
+// count and the bandwidth probe's thread counts both come from here.
+int physical_cores();
 std::string cpu_brand();
-void set_current_thread_affinity(int core);  // best effort; no-op where unsupported
+// Pins the calling thread to physical core `core` (mod physical_cores()), any of its SMT
+// siblings; best effort.
+void set_current_thread_affinity(int core);
 
 // Converts a path given as UTF-8 into the platform's form and back (Windows: UTF-16).
 // Paths inside the engine are UTF-8 std::strings everywhere.
@@ -94,9 +101,13 @@ void wait_while_equal(const std::atomic<uint32_t>& word, uint32_t expected);
 void wake_one(std::atomic<uint32_t>& word);
 void wake_all(std::atomic<uint32_t>& word);
 
-// Anonymous memory for large buffers (KV cache, scratch): 64-byte aligned, zeroed, huge pages
-// requested when bytes is large.
-void* alloc_large(uint64_t bytes);
+// Anonymous memory for large buffers (KV cache, scratch): 64-byte aligned, zeroed. Huge pages are
+// requested when bytes is large and huge_pages is set; scratch that is touched only in part
+// (a batch buffer during decode) asks for small pages so that only what is used is resident.
+void* alloc_large(uint64_t bytes, bool huge_pages = true);
 void free_large(void* p, uint64_t bytes);
+// Gives the physical pages of [p, p + bytes) (from alloc_large(..., false)) back to the OS: the
+// range stays valid, its contents are undefined afterwards (zeros on Linux). For scratch only.
+void discard_pages(void* p, uint64_t bytes);
 
 }  // namespace magnetar::platform

@@ -141,11 +141,11 @@ uint64_t large_page_bytes() {
 
 // Zeroed, 64 KiB-aligned memory. *reserved_bytes is what free needs; *large tells whether large
 // pages were obtained (they can fail for lack of contiguous memory: then normal pages).
-void* alloc_pages(uint64_t bytes, uint64_t* reserved_bytes, bool* large) {
+void* alloc_pages(uint64_t bytes, uint64_t* reserved_bytes, bool* large, bool try_large = true) {
   *large = false;
   *reserved_bytes = 0;
   if (bytes == 0) bytes = 1;
-  if (const uint64_t page = large_page_bytes(); page && bytes >= kLargeRequestBytes) {
+  if (const uint64_t page = large_page_bytes(); try_large && page && bytes >= kLargeRequestBytes) {
     const uint64_t rounded = (bytes + page - 1) / page * page;
     if (void* p = VirtualAlloc(nullptr, static_cast<SIZE_T>(rounded),
                                MEM_RESERVE | MEM_COMMIT | MEM_LARGE_PAGES, PAGE_READWRITE)) {
@@ -504,10 +504,19 @@ void wait_while_equal(const std::atomic<uint32_t>& word, uint32_t expected) {
 void wake_one(std::atomic<uint32_t>& word) { WakeByAddressSingle(&word); }
 void wake_all(std::atomic<uint32_t>& word) { WakeByAddressAll(&word); }
 
-void* alloc_large(uint64_t bytes) {
+void* alloc_large(uint64_t bytes, bool huge_pages) {
   uint64_t reserved = 0;
   bool large = false;
-  return alloc_pages(bytes, &reserved, &large);
+  return alloc_pages(bytes, &reserved, &large, huge_pages);
+}
+
+void discard_pages(void* p, uint64_t bytes) {
+  if (!p || bytes == 0) return;
+  // MEM_RESET: the contents may be dropped instead of paged out; unlocking a range that is not
+  // locked then takes its pages out of the working set (the documented idiom). The range stays
+  // committed, so nothing can fail later; large pages ignore both.
+  if (VirtualAlloc(p, static_cast<SIZE_T>(bytes), MEM_RESET, PAGE_READWRITE))
+    VirtualUnlock(p, static_cast<SIZE_T>(bytes));
 }
 
 void free_large(void* p, uint64_t /*bytes*/) {

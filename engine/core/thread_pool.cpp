@@ -222,4 +222,7 @@ void ThreadPool::split(int64_t n, int64_t granule, int thread_index, int n_threa
   *end = last * granule < n ? last * granule : n;
 }
 
+// SMT siblings share one core's load ports: a bandwidth-bound decode gains nothing from them.
+int ThreadPool::default_threads() { return platform::physical_cores(); }
+
 }  // namespace magnetar

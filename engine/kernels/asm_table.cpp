@@ -49,6 +49,28 @@ void matvec_f32(const float* w, int64_t ldw, const float* x, float* y, int64_t r
     for (int64_t r = 0; r < rows; ++r) y[r] += ref::dot_f32_f32(w + r * ldw + bulk, x + bulk, cols - bulk);
 }
 
+template <class W>
+void matvec_of(const W* w, int64_t ldw, const float* x, float* y, int64_t rows, int64_t cols) {
+  if constexpr (sizeof(W) == 2)
+    matvec_f16(w, ldw, x, y, rows, cols);
+  else
+    matvec_f32(w, ldw, x, y, rows, cols);
+}
+
+// y[r] (+)= row r of w · x. Accumulating goes through a small on-stack block of sums.
+template <class W>
+void matvec_rows(const W* w, int64_t ldw, const float* x, float* y, int64_t rows, int64_t cols,
+                 int64_t accumulate) {
+  if (!accumulate) return matvec_of(w, ldw, x, y, rows, cols);
+  constexpr int64_t kBlockRows = 256;
+  float sums[kBlockRows];
+  for (int64_t r0 = 0; r0 < rows; r0 += kBlockRows) {
+    const int64_t n = rows - r0 < kBlockRows ? rows - r0 : kBlockRows;
+    matvec_of(w + r0 * ldw, ldw, x, sums, n, cols);
+    for (int64_t r = 0; r < n; ++r) y[r0 + r] += sums[r];
+  }
+}
+
 // Packs rows [r0, r0 + 16) x columns [k0, k0 + kc) of w into panel[k * 16 + r].
 template <class W>
 void pack_panel(const W* w, int64_t ldw, int64_t r0, int64_t k0, int64_t kc, float* panel) {
@@ -78,7 +100,7 @@ void pack_panel(const W* w, int64_t ldw, int64_t r0, int64_t k0, int64_t kc, flo
 // every token's piece of y to the same L1/L2 set.
 template <class W>
 void matmul_panels(const W* w, int64_t ldw, const float* x, int64_t ldx, float* y, int64_t ldy,
-                   int64_t rows, int64_t cols, int64_t n_tokens) {
+                   int64_t rows, int64_t cols, int64_t n_tokens, int64_t accumulate) {
   alignas(64) float panel[kPanelCols * kPanelRows];      // [k][16]
   alignas(64) float scratch[kMaxTokenBlock * kPanelRows];  // [token][16]
   const int64_t panel_rows = rows & ~(kPanelRows - 1);
@@ -94,41 +116,49 @@ void matmul_panels(const W* w, int64_t ldw, const float* x, int64_t ldx, float* 
         magnetar_matmul_panel16_avx2(panel, kc, x + t0 * ldx + k0, ldx, scratch, kPanelRows, tokens,
                                      k0 > 0 ? 1 : 0);
       }
-      for (int64_t t = 0; t < tokens; ++t)
-        std::memcpy(y + (t0 + t) * ldy + r0, scratch + t * kPanelRows, sizeof(float) * kPanelRows);
+      for (int64_t t = 0; t < tokens; ++t) {
+        float* yt = y + (t0 + t) * ldy + r0;
+        const float* st = scratch + t * kPanelRows;
+        if (accumulate)
+          for (int64_t r = 0; r < kPanelRows; ++r) yt[r] += st[r];
+        else
+          std::memcpy(yt, st, sizeof(float) * kPanelRows);
+      }
     }
   }
   if (panel_rows == rows) return;
-  for (int64_t t = 0; t < n_tokens; ++t) {  // row tail (< 16 rows): matvec per token
+  for (int64_t t = 0; t < n_tokens; ++t)  // row tail (< 16 rows): matvec per token
+    matvec_rows(w + panel_rows * ldw, ldw, x + t * ldx, y + t * ldy + panel_rows, rows - panel_rows,
+                cols, accumulate);
+}
+
+template <class W>
+void matmul_any(const W* w, int64_t ldw, const float* x, int64_t ldx, float* y, int64_t ldy,
+                int64_t rows, int64_t cols, int64_t n_tokens, int64_t accumulate) {
+  assert(ldw >= cols && ldx >= cols && ldy >= rows && "matmul: strides too small");
+  if (n_tokens <= 0 || rows <= 0) return;
+  if (cols == 0) {
     if constexpr (sizeof(W) == 2)
-      matvec_f16(w + panel_rows * ldw, ldw, x + t * ldx, y + t * ldy + panel_rows, rows - panel_rows, cols);
+      return ref::matmul_f16(w, ldw, x, ldx, y, ldy, rows, cols, n_tokens, accumulate);
     else
-      matvec_f32(w + panel_rows * ldw, ldw, x + t * ldx, y + t * ldy + panel_rows, rows - panel_rows, cols);
+      return ref::matmul_f32(w, ldw, x, ldx, y, ldy, rows, cols, n_tokens, accumulate);
   }
+  if (n_tokens < kMatmulMinTokens) {
+    for (int64_t t = 0; t < n_tokens; ++t)
+      matvec_rows(w, ldw, x + t * ldx, y + t * ldy, rows, cols, accumulate);
+    return;
+  }
+  matmul_panels(w, ldw, x, ldx, y, ldy, rows, cols, n_tokens, accumulate);
 }
 
 void matmul_f16(const uint16_t* w, int64_t ldw, const float* x, int64_t ldx, float* y,
-                int64_t ldy, int64_t rows, int64_t cols, int64_t n_tokens) {
-  assert(ldw >= cols && ldx >= cols && ldy >= rows && "matmul_f16: strides too small");
-  if (n_tokens <= 0 || rows <= 0) return;
-  if (cols == 0) return ref::matmul_f16(w, ldw, x, ldx, y, ldy, rows, cols, n_tokens);
-  if (n_tokens < kMatmulMinTokens) {
-    for (int64_t t = 0; t < n_tokens; ++t) matvec_f16(w, ldw, x + t * ldx, y + t * ldy, rows, cols);
-    return;
-  }
-  matmul_panels(w, ldw, x, ldx, y, ldy, rows, cols, n_tokens);
+                int64_t ldy, int64_t rows, int64_t cols, int64_t n_tokens, int64_t accumulate) {
+  matmul_any(w, ldw, x, ldx, y, ldy, rows, cols, n_tokens, accumulate);
 }
 
 void matmul_f32(const float* w, int64_t ldw, const float* x, int64_t ldx, float* y, int64_t ldy,
-                int64_t rows, int64_t cols, int64_t n_tokens) {
-  assert(ldw >= cols && ldx >= cols && ldy >= rows && "matmul_f32: strides too small");
-  if (n_tokens <= 0 || rows <= 0) return;
-  if (cols == 0) return ref::matmul_f32(w, ldw, x, ldx, y, ldy, rows, cols, n_tokens);
-  if (n_tokens < kMatmulMinTokens) {
-    for (int64_t t = 0; t < n_tokens; ++t) matvec_f32(w, ldw, x + t * ldx, y + t * ldy, rows, cols);
-    return;
-  }
-  matmul_panels(w, ldw, x, ldx, y, ldy, rows, cols, n_tokens);
+                int64_t rows, int64_t cols, int64_t n_tokens, int64_t accumulate) {
+  matmul_any(w, ldw, x, ldx, y, ldy, rows, cols, n_tokens, accumulate);
 }
 
 void rmsnorm(float* out, const float* x, const float* weight, int64_t n, const float* eps) {

@@ -19,10 +19,13 @@ using MatvecF16Fn = void (*)(const uint16_t* w, int64_t ldw, const float* x, flo
 using MatvecF32Fn = void (*)(const float* w, int64_t ldw, const float* x, float* y,
                              int64_t rows, int64_t cols);
 // Prefill: y[t*ldy + r] = sum_c w[r*ldw + c] * x[t*ldx + c] for t < n_tokens, r < rows.
+// accumulate != 0 adds the sums to y instead (one column stripe of a striped matrix, ops/ops.h).
 using MatmulF16Fn = void (*)(const uint16_t* w, int64_t ldw, const float* x, int64_t ldx,
-                             float* y, int64_t ldy, int64_t rows, int64_t cols, int64_t n_tokens);
+                             float* y, int64_t ldy, int64_t rows, int64_t cols, int64_t n_tokens,
+                             int64_t accumulate);
 using MatmulF32Fn = void (*)(const float* w, int64_t ldw, const float* x, int64_t ldx,
-                             float* y, int64_t ldy, int64_t rows, int64_t cols, int64_t n_tokens);
+                             float* y, int64_t ldy, int64_t rows, int64_t cols, int64_t n_tokens,
+                             int64_t accumulate);
 // out[i] = x[i] / sqrt(mean(x^2) + *eps) * weight[i]. out may alias x.
 using RmsNormFn = void (*)(float* out, const float* x, const float* weight, int64_t n,
                            const float* eps);

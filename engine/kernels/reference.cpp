@@ -120,17 +120,23 @@ void matvec_f32(const float* w, int64_t ldw, const float* x, float* y, int64_t r
 }
 
 void matmul_f16(const uint16_t* w, int64_t ldw, const float* x, int64_t ldx, float* y,
-                int64_t ldy, int64_t rows, int64_t cols, int64_t n_tokens) {
+                int64_t ldy, int64_t rows, int64_t cols, int64_t n_tokens, int64_t accumulate) {
   assert(ldw >= cols && ldx >= cols && ldy >= rows && "matmul_f16: strides too small");
   for (int64_t r = 0; r < rows; ++r)
-    for (int64_t t = 0; t < n_tokens; ++t) y[t * ldy + r] = dot_f16_f32(w + r * ldw, x + t * ldx, cols);
+    for (int64_t t = 0; t < n_tokens; ++t) {
+      const float sum = dot_f16_f32(w + r * ldw, x + t * ldx, cols);
+      y[t * ldy + r] = accumulate ? y[t * ldy + r] + sum : sum;
+    }
 }
 
 void matmul_f32(const float* w, int64_t ldw, const float* x, int64_t ldx, float* y, int64_t ldy,
-                int64_t rows, int64_t cols, int64_t n_tokens) {
+                int64_t rows, int64_t cols, int64_t n_tokens, int64_t accumulate) {
   assert(ldw >= cols && ldx >= cols && ldy >= rows && "matmul_f32: strides too small");
   for (int64_t r = 0; r < rows; ++r)
-    for (int64_t t = 0; t < n_tokens; ++t) y[t * ldy + r] = dot_f32_f32(w + r * ldw, x + t * ldx, cols);
+    for (int64_t t = 0; t < n_tokens; ++t) {
+      const float sum = dot_f32_f32(w + r * ldw, x + t * ldx, cols);
+      y[t * ldy + r] = accumulate ? y[t * ldy + r] + sum : sum;
+    }
 }
 
 void rmsnorm(float* out, const float* x, const float* weight, int64_t n, const float* eps) {

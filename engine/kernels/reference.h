@@ -21,9 +21,9 @@ void matvec_f16(const uint16_t* w, int64_t ldw, const float* x, float* y, int64_
 void matvec_f32(const float* w, int64_t ldw, const float* x, float* y, int64_t rows,
                 int64_t cols);
 void matmul_f16(const uint16_t* w, int64_t ldw, const float* x, int64_t ldx, float* y,
-                int64_t ldy, int64_t rows, int64_t cols, int64_t n_tokens);
+                int64_t ldy, int64_t rows, int64_t cols, int64_t n_tokens, int64_t accumulate);
 void matmul_f32(const float* w, int64_t ldw, const float* x, int64_t ldx, float* y, int64_t ldy,
-                int64_t rows, int64_t cols, int64_t n_tokens);
+                int64_t rows, int64_t cols, int64_t n_tokens, int64_t accumulate);
 void rmsnorm(float* out, const float* x, const float* weight, int64_t n, const float* eps);
 void softmax(float* x, int64_t n);
 void silu_mul(float* gate, const float* up, int64_t n);

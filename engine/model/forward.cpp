@@ -271,9 +271,12 @@ bool allocate_run_state(const Config& c, int context, int max_batch, int threads
   const uint64_t bytes_per_element = kv_type == KvType::F32 ? 4 : kv_type == KvType::F16 ? 2 : 1;
   const uint64_t cache = (elements * bytes_per_element + sizeof(float) - 1) / sizeof(float);
   const uint64_t scales = kv_type == KvType::Int8 ? uint64_t(c.n_layers) * uint64_t(context) * c.n_kv_heads : 0;
-  bool ok = s->x.allocate(b * c.dim) && s->xb.allocate(b * c.dim) &&
-            s->qkv.allocate(b * (c.q_dim + 2 * c.kv_dim)) && s->att.allocate(b * c.q_dim) &&
-            s->gate_up.allocate(b * 2 * c.hidden_dim) && s->hidden.allocate(b * c.hidden_dim) &&
+  constexpr bool kSmallPages = false;  // batch buffers: decode touches one row (release_batch_scratch)
+  bool ok = s->x.allocate(b * c.dim, kSmallPages) && s->xb.allocate(b * c.dim, kSmallPages) &&
+            s->qkv.allocate(b * (c.q_dim + 2 * c.kv_dim), kSmallPages) &&
+            s->att.allocate(b * c.q_dim, kSmallPages) &&
+            s->gate_up.allocate(b * 2 * c.hidden_dim, kSmallPages) &&
+            s->hidden.allocate(b * c.hidden_dim, kSmallPages) &&
             s->scores.allocate(uint64_t(threads) * context) && s->logits.allocate(c.vocab_size) &&
             s->key_cache.allocate(cache) && s->value_cache.allocate(cache) &&
             (scales == 0 || (s->key_scales.allocate(scales) && s->value_scales.allocate(scales)));
@@ -281,6 +284,10 @@ bool allocate_run_state(const Config& c, int context, int max_batch, int threads
   s->sampler_probs.resize(c.vocab_size);
   s->sampler_ids.resize(c.vocab_size);
   return true;
+}
+
+void release_batch_scratch(RunState* s) {
+  for (LargeBuffer* b : {&s->x, &s->xb, &s->qkv, &s->att, &s->gate_up, &s->hidden}) b->discard();
 }
 
 }  // namespace magnetar

@@ -134,6 +134,28 @@ Status build_weights(const format::ModelFileView& v, const Config& c, Weights* w
   return Status::ok();
 }
 
+// Read mode owns its copy of the weights: lay the wide matrices out in column stripes, which a
+// decode pass reads near the bandwidth ceiling (ops/ops.h). A mapped file keeps the plain layout.
+// The embedding table is striped only when it is also the LM head: lookups read one row.
+int stripe_wide_matrices(uint8_t* writable, const uint8_t* file_data, const Config& c, Weights* w) {
+  std::vector<uint8_t> scratch;  // grows to the largest striped matrix, freed on return
+  int striped = 0;
+  auto stripe = [&](ops::Matrix* m) {
+    if (!ops::wants_stripes(*m)) return;
+    ops::stripe_in_place(m, writable + (static_cast<const uint8_t*>(m->data) - file_data), &scratch);
+    ++striped;
+  };
+  for (LayerWeights& L : w->layers) {
+    stripe(&L.wqkv);
+    stripe(&L.wo);
+    stripe(&L.w_gate_up);
+    stripe(&L.w_down);
+  }
+  stripe(&w->output);
+  if (c.tied_embeddings) w->tok_embeddings = w->output;
+  return striped;
+}
+
 struct LoadProgress {
   const LoadOptions* options;
 };
@@ -161,6 +183,9 @@ Status Model::load(const std::string& path, const LoadOptions& options,
   m->config = config_from_header(h);
   Config& c = m->config;
   MAGNETAR_TRY(build_weights(m->view, c, &m->weights).with_context(path));
+  int striped = 0;
+  if (uint8_t* writable = m->file.writable_data(); writable && options.stripe_wide_matrices)
+    striped = stripe_wide_matrices(writable, m->file.data(), c, &m->weights);
   MAGNETAR_TRY(m->tokenizer.load(m->view.tokenizer).with_context(path));
   if (m->tokenizer.vocab_size() > c.vocab_size)
     return Status::error(path + ": the tokenizer has " + std::to_string(m->tokenizer.vocab_size()) +
@@ -219,6 +244,7 @@ Status Model::load(const std::string& path, const LoadOptions& options,
   info.eog_ids = m->eog_ids;
   info.add_bos = (h.flags & format::kFlagAddBos) != 0;
   info.load_mode = options.mode;
+  info.striped_matrices = striped;
   info.load_seconds = platform::now_seconds() - t0;
   out->reset(new Model(std::move(m)));
   return Status::ok();
@@ -239,7 +265,7 @@ Status Model::tokenize(std::string_view text, bool add_bos, std::vector<int>* ou
   return Status::ok();
 }
 
-std::string Model::token_piece(int token) const { return impl_->tokenizer.piece_text(token); }
+std::string Model::token_piece(int token) const { return std::string(impl_->tokenizer.piece_text(token)); }
 
 std::string Model::detokenize(const std::vector<int>& tokens) const {
   return impl_->tokenizer.decode(tokens);

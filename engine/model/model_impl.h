@@ -67,13 +67,16 @@ class LargeBuffer {
   ~LargeBuffer() { platform::free_large(ptr_, bytes_); }
   LargeBuffer(const LargeBuffer&) = delete;
   LargeBuffer& operator=(const LargeBuffer&) = delete;
-  bool allocate(uint64_t n_floats) {
+  // huge_pages = false for scratch that decode touches only in part (see discard()).
+  bool allocate(uint64_t n_floats, bool huge_pages = true) {
     platform::free_large(ptr_, bytes_);
     ptr_ = nullptr;
     bytes_ = std::max<uint64_t>(n_floats * sizeof(float), 64);
-    ptr_ = static_cast<float*>(platform::alloc_large(bytes_));
+    ptr_ = static_cast<float*>(platform::alloc_large(bytes_, huge_pages));
     return ptr_ != nullptr;
   }
+  // Returns the pages to the OS; the buffer stays usable, its contents undefined.
+  void discard() { platform::discard_pages(ptr_, bytes_); }
   float* get() const { return ptr_; }
   uint64_t bytes() const { return bytes_; }
 
@@ -112,6 +115,9 @@ void forward(Model::Impl& model, RunState& state, const int* tokens, int n, int 
 
 bool allocate_run_state(const Config& config, int context, int max_batch, int threads,
                         KvType kv_type, RunState* state);
+// After a prefill: gives the pages of the batch-sized activation buffers back to the OS, so that
+// decode (one row of each) keeps only what it touches resident. Contents become undefined.
+void release_batch_scratch(RunState* state);
 // Bytes of one session's KV cache (keys, values and, for Int8, their scales).
 uint64_t kv_cache_bytes(const Config& config, int context, KvType kv_type);
 

@@ -136,6 +136,9 @@ Status Session::generate(const GenerateRequest& request, GenerateResult* result)
     done += n;
     if (request.on_prefill) request.on_prefill(done, n_prompt);
   }
+  // Decode uses one row of each batch buffer: a multi-token prompt's pages go back to the OS
+  // (resident memory while generating stays small; the next prompt touches them again).
+  if (n_prompt > 1) release_batch_scratch(&s.state);
   const double t_prefilled = platform::now_seconds();
   stats.prompt_seconds = t_prefilled - t_start;
   stats.prompt_tokens_per_second = n_prompt > 0 && stats.prompt_seconds > 0 ? n_prompt / stats.prompt_seconds : 0;

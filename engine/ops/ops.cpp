@@ -5,6 +5,7 @@
 // everyone wait. Small matrices stay on the caller: waking workers would cost more than the work.
 #include "ops/ops.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cassert>
 #include <cstring>
@@ -42,25 +43,54 @@ struct MatJob {
   alignas(64) std::atomic<int64_t> next_row{0};
 };
 
-void run_rows(const MatJob& job, int64_t begin, int64_t end) {
-  if (begin >= end) return;
+// y[r] (+)= rows [0, rows) of one stripe · x. Later stripes add to y through a small on-stack
+// block of sums (the matvec kernels store, they do not accumulate).
+template <class W>
+void matvec_stripe(const kernels::KernelTable& k, const W* w, int64_t width, const float* x,
+                   float* y, int64_t rows, bool accumulate) {
+  auto matvec = [&](float* out, const W* wr, int64_t n) {
+    if constexpr (sizeof(W) == 2)
+      k.matvec_f16(wr, width, x, out, n, width);
+    else
+      k.matvec_f32(wr, width, x, out, n, width);
+  };
+  if (!accumulate) return matvec(y, w, rows);
+  constexpr int64_t kBlockRows = 512;
+  float sums[kBlockRows];
+  for (int64_t r0 = 0; r0 < rows; r0 += kBlockRows) {
+    const int64_t n = std::min(kBlockRows, rows - r0);
+    matvec(sums, w + r0 * width, n);
+    for (int64_t r = 0; r < n; ++r) y[r0 + r] += sums[r];
+  }
+}
+
+// Rows [begin, end) of y, stripe after stripe (a plain matrix is one stripe of all columns).
+template <class W>
+void run_rows_of(const MatJob& job, const W* data, int64_t begin, int64_t end) {
   const Matrix& w = *job.w;
   const int64_t rows = end - begin;
-  if (w.dtype == format::DType::F16) {
-    const uint16_t* base = static_cast<const uint16_t*>(w.data) + begin * w.cols;
-    if (job.n_tokens == 0)
-      job.k->matvec_f16(base, w.cols, job.x, job.y + begin, rows, w.cols);
-    else
-      job.k->matmul_f16(base, w.cols, job.x, w.cols, job.y + begin, w.rows, rows, w.cols,
-                        job.n_tokens);
-  } else {
-    const float* base = static_cast<const float*>(w.data) + begin * w.cols;
-    if (job.n_tokens == 0)
-      job.k->matvec_f32(base, w.cols, job.x, job.y + begin, rows, w.cols);
-    else
-      job.k->matmul_f32(base, w.cols, job.x, w.cols, job.y + begin, w.rows, rows, w.cols,
-                        job.n_tokens);
+  const int64_t stripe = w.stripe_cols > 0 ? w.stripe_cols : w.cols;
+  for (int64_t c0 = 0; c0 < w.cols; c0 += stripe) {
+    const int64_t width = std::min(stripe, w.cols - c0);
+    const W* base = data + c0 * w.rows + begin * width;  // stripes before this one: rows x c0
+    if (job.n_tokens == 0) {
+      matvec_stripe(*job.k, base, width, job.x + c0, job.y + begin, rows, c0 > 0);
+    } else if constexpr (sizeof(W) == 2) {
+      job.k->matmul_f16(base, width, job.x + c0, w.cols, job.y + begin, w.rows, rows, width,
+                        job.n_tokens, c0 > 0);
+    } else {
+      job.k->matmul_f32(base, width, job.x + c0, w.cols, job.y + begin, w.rows, rows, width,
+                        job.n_tokens, c0 > 0);
+    }
   }
+}
+
+void run_rows(const MatJob& job, int64_t begin, int64_t end) {
+  if (begin >= end) return;
+  if (job.w->dtype == format::DType::F16)
+    run_rows_of(job, static_cast<const uint16_t*>(job.w->data), begin, end);
+  else
+    run_rows_of(job, static_cast<const float*>(job.w->data), begin, end);
 }
 
 void mat_job(void* ctx, int, int) {
@@ -75,6 +105,7 @@ void mat_job(void* ctx, int, int) {
 
 void run(ThreadPool& pool, const Matrix& w, const float* x, int64_t n_tokens, float* y) {
   if (w.dtype == format::DType::Q8_0 || w.dtype == format::DType::Q4_0) {
+    assert(w.stripe_cols == 0 && "ops: quantized matrices are never striped");
     if (n_tokens == 0) matvec_quantized(pool, w, x, y);
     else matmul_quantized(pool, w, x, n_tokens, y);
     return;
@@ -89,8 +120,9 @@ void run(ThreadPool& pool, const Matrix& w, const float* x, int64_t n_tokens, fl
     run_rows(job, 0, w.rows);
     return;
   }
-  // Chunks: ~kChunkBytes of weights, but at least two per thread, in whole granules.
-  const int64_t row_bytes = w.cols * dtype_bytes(w.dtype) > 0 ? w.cols * dtype_bytes(w.dtype) : 1;
+  // Chunks: ~kChunkBytes of weights per stripe, but at least two per thread, in whole granules.
+  const int64_t stripe = w.stripe_cols > 0 ? std::min(w.stripe_cols, w.cols) : w.cols;
+  const int64_t row_bytes = stripe * dtype_bytes(w.dtype) > 0 ? stripe * dtype_bytes(w.dtype) : 1;
   int64_t chunk = kChunkBytes / row_bytes;
   const int64_t fair = w.rows / (2 * pool.size());
   if (chunk > fair) chunk = fair;
@@ -114,13 +146,41 @@ void embedding_row(const Matrix& w, int64_t row, float* out) {
   assert(row >= 0 && row < w.rows && "embedding_row: row out of range (validate token ids)");
   if (w.dtype == format::DType::Q8_0 || w.dtype == format::DType::Q4_0) {
     embedding_row_quantized(w, row, out);
-  } else if (w.dtype == format::DType::F16) {
-    kernels::active().f16_to_f32(static_cast<const uint16_t*>(w.data) + row * w.cols, out, w.cols);
-  } else {
-    assert(w.dtype == format::DType::F32 && "embedding_row: only F16 and F32 tables");
-    std::memcpy(out, static_cast<const float*>(w.data) + row * w.cols,
-                static_cast<size_t>(w.cols) * sizeof(float));
+    return;
   }
+  assert((w.dtype == format::DType::F16 || w.dtype == format::DType::F32) &&
+         "embedding_row: only F16, F32 and quantized tables");
+  const int64_t stripe = w.stripe_cols > 0 ? w.stripe_cols : w.cols;
+  for (int64_t c0 = 0; c0 < w.cols; c0 += stripe) {  // a plain table is one stripe
+    const int64_t width = std::min(stripe, w.cols - c0);
+    const int64_t at = c0 * w.rows + row * width;
+    if (w.dtype == format::DType::F16)
+      kernels::active().f16_to_f32(static_cast<const uint16_t*>(w.data) + at, out + c0, width);
+    else
+      std::memcpy(out + c0, static_cast<const float*>(w.data) + at,
+                  static_cast<size_t>(width) * sizeof(float));
+  }
+}
+
+bool wants_stripes(const Matrix& w) {
+  return w.stripe_cols == 0 && w.cols >= kStripeMinCols &&
+         (w.dtype == format::DType::F16 || w.dtype == format::DType::F32);
+}
+
+void stripe_in_place(Matrix* w, void* writable, std::vector<uint8_t>* scratch) {
+  assert(wants_stripes(*w) && writable == w->data && "stripe_in_place: check wants_stripes()");
+  const int64_t element = dtype_bytes(w->dtype);
+  const size_t bytes = static_cast<size_t>(w->rows * w->cols * element);
+  if (scratch->size() < bytes) scratch->resize(bytes);
+  std::memcpy(scratch->data(), writable, bytes);
+  uint8_t* out = static_cast<uint8_t*>(writable);
+  for (int64_t c0 = 0; c0 < w->cols; c0 += kStripeCols) {
+    const int64_t width = std::min(kStripeCols, w->cols - c0);
+    for (int64_t r = 0; r < w->rows; ++r, out += width * element)
+      std::memcpy(out, scratch->data() + (r * w->cols + c0) * element,
+                  static_cast<size_t>(width * element));
+  }
+  w->stripe_cols = kStripeCols;
 }
 
 }  // namespace magnetar::ops

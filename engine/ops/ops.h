@@ -2,18 +2,36 @@
 // the numerical work happens in kernels::active().
 #pragma once
 #include <cstdint>
+#include <vector>
 
 #include "core/thread_pool.h"
 #include "format/model_format.h"
 
 namespace magnetar::ops {
 
-// A row-major weight matrix in the model file: [rows, cols], rows contiguous (stride = cols).
+// A weight matrix [rows, cols]. Plain layout (stripe_cols == 0, as in the model file): row-major,
+// rows contiguous (stride = cols). Striped layout (F16/F32 only): the columns are cut into stripes
+// of stripe_cols (the last one may be narrower); stripe s is a row-major [rows, width_s] block and
+// the stripes lie back to back. A decode pass over a wide matrix runs near the read ceiling only
+// striped: each stripe's slice of x stays in L1 and its rows form long sequential streams
+// (asm/README.md, "Wide rows").
 struct Matrix {
   const void* data = nullptr;
   format::DType dtype = format::DType::F32;
   int64_t rows = 0, cols = 0;
+  int64_t stripe_cols = 0;  // 0: plain row-major
 };
+
+// The stripe width the loader uses, and the narrowest matrix it stripes (2048..3072 columns
+// already run at the ceiling plain).
+inline constexpr int64_t kStripeCols = 2048;
+inline constexpr int64_t kStripeMinCols = 3073;
+// Whether stripe_in_place() would stripe w: plain F16/F32 of at least kStripeMinCols columns.
+bool wants_stripes(const Matrix& w);
+// Rewrites the plain matrix w into kStripeCols stripes in place and sets w->stripe_cols.
+// `writable` is w->data (memory the caller owns); scratch is reused across calls and grows to the
+// matrix's size. A load-time step: the hot path never changes a layout.
+void stripe_in_place(Matrix* w, void* writable, std::vector<uint8_t>* scratch);
 
 // y[rows] = w · x[cols]   (decode: one token)
 void matvec(ThreadPool& pool, const Matrix& w, const float* x, float* y);

@@ -46,8 +46,18 @@ Status Tokenizer::load(std::string_view proto) {
   }
   std::sort(specials_.begin(), specials_.end(),
             [](const auto& a, const auto& b) { return a.first.size() > b.first.size(); });
-  piece_texts_.resize(sp_->GetPieceSize());
-  for (int id = 0; id < sp_->GetPieceSize(); ++id) piece_texts_[id] = compute_piece_text(*sp_, id);
+  // Two passes (sizes, then bytes) so the packed buffer is allocated once at its final size.
+  const int n_pieces = sp_->GetPieceSize();
+  piece_text_offsets_.assign(static_cast<size_t>(n_pieces) + 1, 0);
+  uint64_t total = 0;
+  for (int id = 0; id < n_pieces; ++id) {
+    total += compute_piece_text(*sp_, id).size();
+    if (total > UINT32_MAX) return Status::error("tokenizer: vocabulary text too large");
+    piece_text_offsets_[static_cast<size_t>(id) + 1] = static_cast<uint32_t>(total);
+  }
+  piece_text_bytes_.clear();
+  piece_text_bytes_.reserve(total);
+  for (int id = 0; id < n_pieces; ++id) piece_text_bytes_ += compute_piece_text(*sp_, id);
   // The normalizer spec is not exposed by the library: probe it instead.
   std::vector<std::string> pieces;
   adds_dummy_prefix_ = sp_->Encode("a", &pieces).ok() && !pieces.empty() &&
@@ -105,9 +115,10 @@ std::string Tokenizer::decode(const std::vector<int>& ids) const {
   return text;
 }
 
-const std::string& Tokenizer::piece_text(int id) const {
-  if (id < 0 || id >= static_cast<int>(piece_texts_.size())) return empty_;
-  return piece_texts_[id];
+std::string_view Tokenizer::piece_text(int id) const {
+  if (id < 0 || static_cast<size_t>(id) + 1 >= piece_text_offsets_.size()) return {};
+  return std::string_view(piece_text_bytes_)
+      .substr(piece_text_offsets_[id], piece_text_offsets_[id + 1] - piece_text_offsets_[id]);
 }
 
 

@@ -30,8 +30,8 @@ class Tokenizer {
   std::string decode(const std::vector<int>& ids) const;
   // One token's text as it appears when streamed after `previous` (leading-space rules follow
   // SentencePiece: "▁" becomes a space; byte tokens are emitted as raw bytes).
-  // Precomputed at load, so the decode loop does not allocate.
-  const std::string& piece_text(int id) const;
+  // Precomputed at load, so the decode loop does not allocate; valid while the tokenizer lives.
+  std::string_view piece_text(int id) const;
   std::string piece_string(int id) const;         // the raw vocabulary piece ("<bos>", "▁the")
   int piece_to_id(std::string_view piece) const;  // -1 when absent
   // True when SentencePiece prefixes text with a space ("add_dummy_prefix"), so the first
@@ -43,8 +43,10 @@ class Tokenizer {
   std::unique_ptr<sentencepiece::SentencePieceProcessor> sp_;
   std::vector<std::pair<std::string, int>> specials_;  // control/user-defined pieces, longest first
   bool adds_dummy_prefix_ = false;
-  std::vector<std::string> piece_texts_;  // [vocab] what piece_text returns
-  std::string empty_;
+  // What piece_text returns, packed: piece id's text is piece_text_bytes_[offsets_[id],
+  // offsets_[id + 1]). One buffer instead of a string per piece (256k pieces for Gemma).
+  std::string piece_text_bytes_;
+  std::vector<uint32_t> piece_text_offsets_;  // [vocab + 1]
 };
 
 }  // namespace magnetar

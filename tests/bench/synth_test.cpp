@@ -210,6 +210,58 @@ TEST(Synth, QuantizedModelsHoldTheQuantizedNoise) {
   test::remove_tree(dir);
 }
 
+// Read mode lays matrices of 3073+ columns out in column stripes (ops/ops.h); a mapped file keeps
+// the plain layout. Both must give the same logits, for prefill and for decode steps. Two shapes
+// keep the files small: a wide FFN (w_down striped) and a wide model dimension (wqkv, w_gate_up
+// and the tied embedding / LM head striped; the lookup reads a striped table).
+TEST(Synth, StripedLayoutGivesThePlainLayoutsLogits) {
+  const std::string dir = test::make_temp_dir("synth-stripes");
+  synth::Spec wide_ffn = tiny_spec(Architecture::Llama);
+  wide_ffn.hidden_dim = 3100;
+  synth::Spec wide_dim = tiny_spec(Architecture::Llama);
+  wide_dim.dim = 3104, wide_dim.n_heads = 2, wide_dim.n_kv_heads = 1, wide_dim.head_dim = 64;
+  wide_dim.hidden_dim = 32, wide_dim.vocab_size = 300, wide_dim.tied_embeddings = true;
+  struct Case {
+    synth::Spec spec;
+    format::DType dtype;
+    int striped;  // matrices Model::load should stripe
+  };
+  const Case cases[] = {{wide_ffn, format::DType::F16, wide_ffn.n_layers},
+                        {wide_dim, format::DType::F32, 2 * wide_dim.n_layers + 1}};
+  for (const Case& c : cases) {
+    const std::string path = dir + "/wide.mgn";
+    synth::Options options;
+    options.dtype = c.dtype;
+    options.seed = 11;
+    ASSERT_TRUE(synth::write_model(c.spec, options, path).is_ok());
+    std::vector<float> logits[2];
+    for (int i = 0; i < 2; ++i) {
+      LoadOptions load;
+      load.threads = 2;
+      load.mode = i == 0 ? LoadMode::Read : LoadMode::Map;
+      std::unique_ptr<Model> model;
+      const Status loaded = Model::load(path, load, &model);
+      ASSERT_TRUE(loaded.is_ok()) << loaded.message();
+      EXPECT_EQ(model->info().striped_matrices, i == 0 ? c.striped : 0);
+      std::unique_ptr<Session> session;
+      ASSERT_TRUE(Session::create(*model, &session).is_ok());
+      std::vector<float> step;
+      ASSERT_TRUE(session->evaluate({1, 200, 201, 202, 203, 204}, &logits[i]).is_ok());  // prefill
+      ASSERT_TRUE(session->evaluate({205}, &step).is_ok());                              // decode
+      logits[i].insert(logits[i].end(), step.begin(), step.end());
+    }
+    ASSERT_EQ(logits[0].size(), logits[1].size());
+    double max_abs = 0, max_diff = 0;
+    for (size_t k = 0; k < logits[0].size(); ++k) {
+      max_abs = std::max(max_abs, double(std::fabs(logits[1][k])));
+      max_diff = std::max(max_diff, double(std::fabs(logits[0][k] - logits[1][k])));
+    }
+    EXPECT_GT(max_abs, 0.0);
+    EXPECT_LE(max_diff, 1e-4 * max_abs + 1e-6) << "dim=" << c.spec.dim << " hidden=" << c.spec.hidden_dim;
+  }
+  test::remove_tree(dir);
+}
+
 TEST(Synth, RejectsQuantizingRowsOfPartialBlocksAndLeavesNothing) {
   const std::string dir = test::make_temp_dir("synth-bad");
   synth::Spec spec = tiny_spec(Architecture::Llama);

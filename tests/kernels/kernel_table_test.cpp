@@ -83,7 +83,7 @@ TEST_P(KernelTableTest, MatvecF32MatchesOracle) {
 
 template <class W>
 void check_matmul(const KernelTable& k, std::mt19937& rng, int64_t rows, int64_t cols,
-                  int64_t n_tokens, int64_t misalign) {
+                  int64_t n_tokens, int64_t misalign, int64_t accumulate = 0) {
   const int64_t ldw = cols + misalign, ldx = cols + 2 * misalign + 1, ldy = rows + 3;
   std::vector<W> w;
   if constexpr (sizeof(W) == 2)
@@ -93,12 +93,17 @@ void check_matmul(const KernelTable& k, std::mt19937& rng, int64_t rows, int64_t
   auto x = random_floats(rng, n_tokens * ldx + misalign, -2.f, 2.f);
   const float kSentinel = -555.f;
   std::vector<float> y(static_cast<size_t>(n_tokens * ldy + 1), kSentinel);
+  // Accumulating: y starts at a known value per output, which the sums must be added to.
+  auto start_value = [](int64_t t, int64_t r) { return 0.25f * static_cast<float>((t * 7 + r) % 9) - 1.f; };
+  if (accumulate)
+    for (int64_t t = 0; t < n_tokens; ++t)
+      for (int64_t r = 0; r < rows; ++r) y[static_cast<size_t>(t * ldy + r)] = start_value(t, r);
   const W* wp = w.data() + misalign;
   const float* xp = x.data() + misalign;
   if constexpr (sizeof(W) == 2)
-    k.matmul_f16(wp, ldw, xp, ldx, y.data(), ldy, rows, cols, n_tokens);
+    k.matmul_f16(wp, ldw, xp, ldx, y.data(), ldy, rows, cols, n_tokens, accumulate);
   else
-    k.matmul_f32(wp, ldw, xp, ldx, y.data(), ldy, rows, cols, n_tokens);
+    k.matmul_f32(wp, ldw, xp, ldx, y.data(), ldy, rows, cols, n_tokens, accumulate);
   for (int64_t t = 0; t < n_tokens; ++t) {
     for (int64_t r = 0; r < ldy; ++r) {
       const float got = y[static_cast<size_t>(t * ldy + r)];
@@ -107,10 +112,15 @@ void check_matmul(const KernelTable& k, std::mt19937& rng, int64_t rows, int64_t
         continue;
       }
       double sum_abs;
-      const double exact = oracle_dot(wp + r * ldw, xp + t * ldx, cols, &sum_abs);
-      ASSERT_NEAR(got, exact, matmul_budget(cols, sum_abs))
+      double exact = oracle_dot(wp + r * ldw, xp + t * ldx, cols, &sum_abs);
+      double budget = matmul_budget(cols, sum_abs);
+      if (accumulate) {  // one more rounding, of the start value plus the sum
+        exact += start_value(t, r);
+        budget += std::ldexp(std::fabs(exact) + 1.0, -23);
+      }
+      ASSERT_NEAR(got, exact, budget)
           << k.isa << " rows=" << rows << " cols=" << cols << " tokens=" << n_tokens
-          << " t=" << t << " r=" << r;
+          << " t=" << t << " r=" << r << " accumulate=" << accumulate;
     }
   }
   ASSERT_EQ(y.back(), kSentinel) << "wrote past y";
@@ -121,6 +131,18 @@ TEST_P(KernelTableTest, MatmulF16MatchesOracle) {
     for (int64_t rows : {1, 3, 4, 8, 9, 17, 33})
       for (int64_t cols : {1, 7, 8, 9, 31, 64, 65, 257, 600})
         check_matmul<uint16_t>(k(), rng, rows, cols, n_tokens, (rows + cols) % 2);
+}
+
+TEST_P(KernelTableTest, MatmulAccumulatesIntoY) {
+  // The column stripes of a striped matrix (ops/ops.h) add their sums to y; every path of the
+  // driver: per-token matvec (< 4 tokens), panels, row tails, column tails.
+  for (int64_t n_tokens : {1, 3, 4, 7, 13})
+    for (int64_t rows : {1, 9, 16, 33})
+      for (int64_t cols : {5, 64, 257}) {
+        check_matmul<uint16_t>(k(), rng, rows, cols, n_tokens, (rows + cols) % 2, 1);
+        check_matmul<float>(k(), rng, rows, cols, n_tokens, (rows + cols + 1) % 2, 1);
+      }
+  check_matmul<uint16_t>(k(), rng, 300, 40, 2, 0, 1);  // > 256 rows: the on-stack sums in blocks
 }
 
 TEST_P(KernelTableTest, MatmulF16LargeBatches) {

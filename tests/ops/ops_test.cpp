@@ -3,6 +3,7 @@
 // every kernel table this CPU has, so the asm bulk + tails are covered through the drivers too.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 #include <vector>
 
@@ -39,14 +40,27 @@ struct Shape {
 const Shape kShapes[] = {{1, 1}, {5, 3}, {17, 33}, {64, 64}, {100, 257}, {1000, 96},
                          {333, 512}, {4099, 17}, {2051, 100}};
 
+// striped: the matrix is laid out in column stripes first (ops::stripe_in_place); the oracle
+// reads the plain copy.
 template <class W>
-void check_matvec(ThreadPool& pool, std::mt19937& rng, Shape s, int64_t n_tokens) {
+void check_matvec(ThreadPool& pool, std::mt19937& rng, Shape s, int64_t n_tokens,
+                  bool striped = false) {
   std::vector<W> w;
   if constexpr (sizeof(W) == 2)
     w = random_halves(rng, s.rows * s.cols, -1.f, 1.f);
   else
     w = random_floats(rng, s.rows * s.cols, -1.f, 1.f);
-  const ops::Matrix m{w.data(), sizeof(W) == 2 ? DType::F16 : DType::F32, s.rows, s.cols};
+  std::vector<W> layout = w;
+  ops::Matrix m{layout.data(), sizeof(W) == 2 ? DType::F16 : DType::F32, s.rows, s.cols};
+  if (striped) {
+    ASSERT_TRUE(ops::wants_stripes(m)) << "cols=" << s.cols;
+    std::vector<uint8_t> scratch;
+    ops::stripe_in_place(&m, layout.data(), &scratch);
+    ASSERT_EQ(m.stripe_cols, ops::kStripeCols);
+    ASSERT_NE(layout, w) << "striping left the layout unchanged";
+  }
+  // Each stripe adds its own sums: at most 17 more roundings of the total per stripe.
+  const int64_t stripes = striped ? (s.cols + ops::kStripeCols - 1) / ops::kStripeCols : 1;
   const int64_t tokens = n_tokens == 0 ? 1 : n_tokens;
   auto x = random_floats(rng, tokens * s.cols, -1.f, 1.f);
   std::vector<float> y(static_cast<size_t>(tokens * s.rows + 1), -3.f);
@@ -59,10 +73,11 @@ void check_matvec(ThreadPool& pool, std::mt19937& rng, Shape s, int64_t n_tokens
     for (int64_t r = 0; r < s.rows; ++r) {
       double sum_abs;
       const double exact = oracle_dot(w.data() + r * s.cols, x.data() + t * s.cols, s.cols, &sum_abs);
-      const double budget = n_tokens == 0 ? reduction_budget(s.cols, sum_abs) : matmul_budget(s.cols, sum_abs);
+      const double budget = (n_tokens == 0 ? reduction_budget(s.cols, sum_abs) : matmul_budget(s.cols, sum_abs)) +
+                            static_cast<double>((stripes - 1) * 17) * std::ldexp(sum_abs, -24);
       ASSERT_NEAR(y[static_cast<size_t>(t * s.rows + r)], exact, budget)
           << "threads=" << pool.size() << " rows=" << s.rows << " cols=" << s.cols << " t=" << t
-          << " r=" << r;
+          << " r=" << r << " striped=" << striped;
     }
 }
 
@@ -96,6 +111,30 @@ TEST_P(OpsTest, MatmulF32AllPoolSizes) {
   }
 }
 
+// Wide matrices in column stripes (what Model::load makes of them in read mode): a last stripe
+// narrower than the rest, one with a column tail, row counts split across threads.
+const Shape kStripedShapes[] = {{17, 3073}, {40, 4100}, {129, 6144}, {300, 5632}, {33, 11008}};
+
+TEST_P(OpsTest, StripedMatricesMatchTheOracle) {
+  for (int threads : {1, 2, 3}) {
+    ThreadPool pool(threads);
+    for (Shape s : kStripedShapes)
+      for (int64_t n_tokens : {0, 1, 3, 9}) {
+        check_matvec<uint16_t>(pool, rng, s, n_tokens, /*striped=*/true);
+        check_matvec<float>(pool, rng, s, n_tokens, /*striped=*/true);
+      }
+  }
+}
+
+TEST_P(OpsTest, OnlyWidePlainF16AndF32MatricesAreStriped) {
+  std::vector<uint16_t> w(10);
+  EXPECT_FALSE(ops::wants_stripes(ops::Matrix{w.data(), DType::F16, 4, 3072}));
+  EXPECT_TRUE(ops::wants_stripes(ops::Matrix{w.data(), DType::F16, 4, 3073}));
+  EXPECT_TRUE(ops::wants_stripes(ops::Matrix{w.data(), DType::F32, 4, 16384}));
+  EXPECT_FALSE(ops::wants_stripes(ops::Matrix{w.data(), DType::Q8_0, 4, 16384}));
+  EXPECT_FALSE(ops::wants_stripes(ops::Matrix{w.data(), DType::F16, 4, 16384, ops::kStripeCols}));
+}
+
 TEST_P(OpsTest, MatmulOfZeroTokensWritesNothing) {
   ThreadPool pool(2);
   std::vector<float> w(16, 1.f), x(4, 1.f), y(4, -1.f);
@@ -114,6 +153,23 @@ TEST_P(OpsTest, EmbeddingRowWidensExactly) {
       ASSERT_EQ(out[static_cast<size_t>(c)], kernels::f16_to_f32_scalar(halves[static_cast<size_t>(r * cols + c)]));
     ops::embedding_row(ops::Matrix{floats.data(), DType::F32, rows, cols}, r, out.data());
     ASSERT_EQ(std::memcmp(out.data(), floats.data() + r * cols, static_cast<size_t>(cols) * 4), 0);
+    ASSERT_EQ(out.back(), 8.f);
+  }
+}
+
+TEST_P(OpsTest, EmbeddingRowOfAStripedTableIsTheRow) {
+  const int64_t rows = 5, cols = 4100;  // stripes of 2048, 2048 and 4 columns
+  const auto halves = random_halves(rng, rows * cols, -5.f, 5.f);
+  auto striped = halves;
+  ops::Matrix m{striped.data(), DType::F16, rows, cols};
+  std::vector<uint8_t> scratch;
+  ops::stripe_in_place(&m, striped.data(), &scratch);
+  std::vector<float> out(static_cast<size_t>(cols + 1), 8.f);
+  for (int64_t r = 0; r < rows; ++r) {
+    ops::embedding_row(m, r, out.data());
+    for (int64_t c = 0; c < cols; ++c)
+      ASSERT_EQ(out[static_cast<size_t>(c)], kernels::f16_to_f32_scalar(halves[static_cast<size_t>(r * cols + c)]))
+          << "r=" << r << " c=" << c;
     ASSERT_EQ(out.back(), 8.f);
   }
 }

@@ -11,9 +11,11 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "common/testdata.h"
+#include "core/thread_pool.h"
 
 namespace fs = std::filesystem;
 namespace platform = magnetar::platform;
@@ -184,9 +186,28 @@ TEST(Platform, ClocksAndProcessQueries) {
   EXPECT_GT(platform::current_resident_bytes(), 0u);
   EXPECT_GE(platform::peak_resident_bytes(), platform::current_resident_bytes());
   EXPECT_GE(platform::physical_cores(), 1);
+  // Physical cores: never more than the logical CPUs; the pool's default is the same count.
+  if (std::thread::hardware_concurrency() > 0) {
+    EXPECT_LE(platform::physical_cores(), static_cast<int>(std::thread::hardware_concurrency()));
+  }
+  EXPECT_EQ(magnetar::ThreadPool::default_threads(), platform::physical_cores());
   EXPECT_FALSE(platform::cpu_brand().empty());
   EXPECT_GT(platform::process_id(), 0);
   platform::set_current_thread_affinity(0);  // best effort: must simply not fail or crash
+}
+
+TEST(Platform, DiscardedScratchPagesStayUsable) {
+  const uint64_t bytes = 8u << 20;
+  auto* p = static_cast<uint8_t*>(platform::alloc_large(bytes, /*huge_pages=*/false));
+  ASSERT_NE(p, nullptr);
+  std::memset(p, 0x5A, bytes);
+  platform::discard_pages(p, bytes);
+  // The contents are undefined now; the range must still be writable and readable.
+  std::memset(p, 0x33, bytes);
+  EXPECT_EQ(p[0], 0x33);
+  EXPECT_EQ(p[bytes - 1], 0x33);
+  platform::discard_pages(nullptr, 0);  // a no-op
+  platform::free_large(p, bytes);
 }
 
 TEST(Platform, LargeAllocationsAreZeroedAlignedAndWritable) {
