@@ -14,9 +14,10 @@ int run_synth(const std::vector<std::string>& argv);
 
 const char* kUsage =
     "magnetar-cli synth --like gemma-2b|gemma-7b|llama-2-7b|tinyllama-1.1b|stories15M\n"
-    "                   [--dtype f16|f32] [--seed S] OUT\n"
+    "                   [--dtype f16|f32|q8_0|q4_0] [--seed S] OUT\n"
     "  Writes OUT, a model file with exactly that model's architecture, hyperparameters and\n"
-    "  tensor shapes, filled with seeded uniform random weights (default f16, seed 0).\n"
+    "  tensor shapes, filled with seeded uniform random weights (default f16, seed 0; q8_0/q4_0\n"
+    "  quantize them with the GGML quantizers, embedding table included).\n"
     "  It produces NOISE, not a language model: it exists to measure speed (decode and prefill\n"
     "  depend only on shapes and types), e.g. `magnetar-cli bench -m OUT`.\n"
     "  Sizes: gemma-2b f16 ~5.0 GB, gemma-7b f16 ~17 GB, llama-2-7b f16 ~13.5 GB.";
@@ -45,7 +46,9 @@ int run_synth(const std::vector<std::string>& argv) {
   const std::string dtype = args.get({"--dtype"}, "f16");
   if (dtype == "f16") options.dtype = format::DType::F16;
   else if (dtype == "f32") options.dtype = format::DType::F32;
-  else return usage_error(kSynth, "--dtype is f16 or f32");
+  else if (dtype == "q8_0") options.dtype = format::DType::Q8_0;
+  else if (dtype == "q4_0") options.dtype = format::DType::Q4_0;
+  else return usage_error(kSynth, "--dtype is f16, f32, q8_0 or q4_0");
   int64_t seed = 0;
   if (!args.get_int({"--seed"}, &seed) || seed < 0)
     return usage_error(kSynth, "--seed takes a non-negative integer");

@@ -297,26 +297,55 @@ Status inspect_source(const std::string& source_path, SourceSummary* out) {
   out->n_tensors = static_cast<int>(plan.tensors.size());
   out->tokenizer_bytes = plan.tokenizer.size() + plan.chat_template.size();
   for (const PlannedTensor& t : plan.tensors) {
-    out->n_params += t.rows * t.cols;
-    if (t.is_norm) out->n_norm_params += t.rows * t.cols;
+    const uint64_t n = t.rows * t.cols;
+    out->n_params += n;
+    if (t.is_norm) {
+      out->n_norm_params += n;
+      continue;
+    }
+    const bool unblocked = t.cols % quant::kBlock != 0;
+    if (is_embedding_or_head(t)) {
+      out->n_output_params += n;
+      if (unblocked) out->n_output_unblocked_params += n;
+    } else if (unblocked) {
+      out->n_unblocked_params += n;
+    }
   }
   return Status::ok();
 }
 
-uint64_t predicted_model_file_bytes(const SourceSummary& s, WeightType type) {
-  const uint64_t matrix_params = s.n_params - s.n_norm_params;
-  uint64_t matrix_bytes = 0;
+namespace {
+// Bytes of `params` matrix parameters stored as `type`, `unblocked` of them in matrices whose
+// rows are not whole 32-blocks (F16 when `type` is quantized; output_dtype's rule).
+uint64_t matrix_bytes(uint64_t params, uint64_t unblocked, WeightType type) {
+  const uint64_t blocked = params - unblocked;  // whole 32-blocks: a multiple of 32
   switch (type) {
-    case WeightType::F32: matrix_bytes = matrix_params * 4; break;
-    case WeightType::F16: matrix_bytes = matrix_params * 2; break;
-    case WeightType::Q8_0: matrix_bytes = matrix_params / 32 * 34; break;
-    case WeightType::Q4_0: matrix_bytes = matrix_params / 32 * 18; break;
+    case WeightType::F32: return params * 4;
+    case WeightType::F16: return params * 2;
+    case WeightType::Q8_0: return (blocked + quant::kBlock - 1) / quant::kBlock * sizeof(quant::BlockQ8_0) + unblocked * 2;
+    case WeightType::Q4_0: return (blocked + quant::kBlock - 1) / quant::kBlock * sizeof(quant::BlockQ4_0) + unblocked * 2;
   }
+  return params * 4;  // unreachable for valid enums; F32 is the largest
+}
+}  // namespace
+
+uint64_t predicted_model_file_bytes(const SourceSummary& s, WeightType type) {
+  ConvertOptions options;
+  options.weight_type = type;
+  return predicted_model_file_bytes(s, options);
+}
+
+uint64_t predicted_model_file_bytes(const SourceSummary& s, const ConvertOptions& options) {
+  const uint64_t matrix_params = s.n_params - s.n_norm_params - s.n_output_params;
+  const uint64_t matrix_bytes_total =
+      matrix_bytes(matrix_params, s.n_unblocked_params, options.weight_type) +
+      matrix_bytes(s.n_output_params, s.n_output_unblocked_params,
+                   options.output_weight_type.value_or(options.weight_type));
   const uint64_t n_tensors = static_cast<uint64_t>(s.n_tensors);
   const uint64_t meta = sizeof(format::FileHeader) + n_tensors * sizeof(format::TensorEntry) +
                         s.tokenizer_bytes;
   // Upper bound: every tensor may need up to 63 bytes of padding to the next 64-byte boundary.
-  return format::align_up(meta, format::kAlignment) + matrix_bytes + s.n_norm_params * 4 +
+  return format::align_up(meta, format::kAlignment) + matrix_bytes_total + s.n_norm_params * 4 +
          n_tensors * (format::kAlignment - 1);
 }
 

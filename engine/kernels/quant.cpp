@@ -151,18 +151,32 @@ void matvec_q4_0_ref(const void* w, const ActBlock* x, float* y, int64_t rows, i
   }
 }
 
+// The prefill twins are the matvec twins per token: the asm matches them bit for bit, and
+// nothing here may be contracted into FMAs (the engine is built without -mfma; see quant.h).
+void matmul_q8_0_ref(const void* w, const ActBlock* x, float* y, int64_t rows, int64_t cols,
+                     int64_t n_tokens, int64_t y_stride) {
+  for (int64_t t = 0; t < n_tokens; ++t) matvec_q8_0_ref(w, x + t * (cols / kBlock), y + t * y_stride, rows, cols);
+}
+
+void matmul_q4_0_ref(const void* w, const ActBlock* x, float* y, int64_t rows, int64_t cols,
+                     int64_t n_tokens, int64_t y_stride) {
+  for (int64_t t = 0; t < n_tokens; ++t) matvec_q4_0_ref(w, x + t * (cols / kBlock), y + t * y_stride, rows, cols);
+}
+
 // ================================================================================================
 // Dispatch
 // ================================================================================================
 
 namespace {
 const QuantKernelTable kReferenceTable = {quantize_act_ref, matvec_q8_0_ref, matvec_q4_0_ref,
-                                          "reference"};
+                                          matmul_q8_0_ref,  matmul_q4_0_ref, "reference"};
 #if defined(MAGNETAR_HAVE_QUANT_ASM)
 const QuantKernelTable kAvx2Table = {magnetar_quantize_act_avx2, magnetar_matvec_q8_0_avx2,
-                                     magnetar_matvec_q4_0_avx2, "avx2"};
+                                     magnetar_matvec_q4_0_avx2,  magnetar_matmul_q8_0_avx2,
+                                     magnetar_matmul_q4_0_avx2,  "avx2"};
 const QuantKernelTable kVnniTable = {magnetar_quantize_act_avx2, magnetar_matvec_q8_0_avx512vnni,
-                                     magnetar_matvec_q4_0_avx512vnni, "avx512vnni"};
+                                     magnetar_matvec_q4_0_avx512vnni, magnetar_matmul_q8_0_avx512vnni,
+                                     magnetar_matmul_q4_0_avx512vnni, "avx512vnni"};
 #endif
 
 std::atomic<const QuantKernelTable*> g_active{nullptr};

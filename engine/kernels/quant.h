@@ -1,5 +1,6 @@
 // Quantized weights: GGUF's Q8_0 and Q4_0 block formats, their quantizers and dequantizers, and
-// the integer matrix–vector kernels (C++ reference twins + NASM AVX2) with their dispatch table.
+// the integer matrix–vector and prefill (matrix × tokens) kernels (C++ reference twins + NASM
+// AVX2 / AVX-512 VNNI) with their dispatch table.
 //
 // Block layout and rounding are GGUF's, bit for bit, so a GGUF tensor of these types is used
 // without requantising and our quantizer's output equals GGML's reference quantizer's:
@@ -62,10 +63,20 @@ using QuantizeActFn = void (*)(const float* x, ActBlock* out, int64_t n);
 // [-127, 127] (GGML's quantizer never emits -128).
 using MatvecQFn = void (*)(const void* w, const ActBlock* x, float* y, int64_t rows, int64_t cols);
 
+// Prefill: y[t * y_stride + r] = row r of w . token t, r < rows, t < n_tokens; x holds n_tokens
+// tokens of cols / 32 ActBlocks back to back; y_stride >= rows (floats). Any rows >= 0 and
+// n_tokens >= 0, any alignment. Numerics: each output is exactly what matvec_*_ref computes
+// for that token (exact int32 block dot, float(dot) * (d_w * d_x), added in block order, each
+// operation rounded on its own), so asm and twin agree bit for bit.
+using MatmulQFn = void (*)(const void* w, const ActBlock* x, float* y, int64_t rows, int64_t cols,
+                           int64_t n_tokens, int64_t y_stride);
+
 struct QuantKernelTable {
   QuantizeActFn quantize_act;
   MatvecQFn matvec_q8_0;
   MatvecQFn matvec_q4_0;
+  MatmulQFn matmul_q8_0;
+  MatmulQFn matmul_q4_0;
   const char* isa;  // "avx512vnni", "avx2" or "reference"
 };
 
@@ -79,13 +90,18 @@ bool asm_available();  // the CPU runs the AVX2 kernels
 // The best asm table for this CPU (only call when asm_available()).
 const QuantKernelTable& asm_table();
 // Every asm table this CPU runs, in order of preference (best last): "avx2", then
-// "avx512vnni" (VNNI matvecs on YMM) where the CPU has AVX512F/BW/VL + VNNI. Tests check each.
+// "avx512vnni" (VNNI matvecs and prefill kernels on YMM) where the CPU has AVX512F/BW/VL +
+// VNNI. Tests check each.
 std::vector<const QuantKernelTable*> asm_tables();
 
 // Reference twins (always compiled: the fallback and the test oracle).
 void quantize_act_ref(const float* x, ActBlock* out, int64_t n);
 void matvec_q8_0_ref(const void* w, const ActBlock* x, float* y, int64_t rows, int64_t cols);
 void matvec_q4_0_ref(const void* w, const ActBlock* x, float* y, int64_t rows, int64_t cols);
+void matmul_q8_0_ref(const void* w, const ActBlock* x, float* y, int64_t rows, int64_t cols,
+                     int64_t n_tokens, int64_t y_stride);
+void matmul_q4_0_ref(const void* w, const ActBlock* x, float* y, int64_t rows, int64_t cols,
+                     int64_t n_tokens, int64_t y_stride);
 
 }  // namespace magnetar::quant
 
@@ -96,6 +112,16 @@ void magnetar_matvec_q8_0_avx2(const void* w, const magnetar::quant::ActBlock* x
                                int64_t rows, int64_t cols);
 void magnetar_matvec_q4_0_avx2(const void* w, const magnetar::quant::ActBlock* x, float* y,
                                int64_t rows, int64_t cols);
+// asm/quant_matmul_avx2.asm
+void magnetar_matmul_q8_0_avx2(const void* w, const magnetar::quant::ActBlock* x, float* y,
+                               int64_t rows, int64_t cols, int64_t n_tokens, int64_t y_stride);
+void magnetar_matmul_q4_0_avx2(const void* w, const magnetar::quant::ActBlock* x, float* y,
+                               int64_t rows, int64_t cols, int64_t n_tokens, int64_t y_stride);
+// asm/quant_matmul_avx512vnni.asm
+void magnetar_matmul_q8_0_avx512vnni(const void* w, const magnetar::quant::ActBlock* x, float* y,
+                                     int64_t rows, int64_t cols, int64_t n_tokens, int64_t y_stride);
+void magnetar_matmul_q4_0_avx512vnni(const void* w, const magnetar::quant::ActBlock* x, float* y,
+                                     int64_t rows, int64_t cols, int64_t n_tokens, int64_t y_stride);
 // asm/quant_avx512vnni.asm
 void magnetar_matvec_q8_0_avx512vnni(const void* w, const magnetar::quant::ActBlock* x, float* y,
                                      int64_t rows, int64_t cols);

@@ -51,7 +51,7 @@ uint64_t parameter_count(const Spec& spec);
 Status vocabulary_proto(const Spec& spec, std::string* out);
 
 struct Options {
-  format::DType dtype = format::DType::F16;  // F16 or F32
+  format::DType dtype = format::DType::F16;  // F16, F32, Q8_0 or Q4_0 (GGML quantizers)
   uint64_t seed = 0;
   // (bytes written, total bytes), called after each part.
   std::function<void(uint64_t done, uint64_t total)> on_progress;

@@ -1,5 +1,5 @@
-// Q8_0 / Q4_0 drivers: activation quantization, row partitions, cache-sized row chunks for
-// prefill (see quant_ops.h).
+// Q8_0 / Q4_0 drivers: activation quantization, row partitions, token chunks for the prefill
+// kernels and cache-sized row chunks for short prompts (see quant_ops.h).
 #include "ops/quant_ops.h"
 
 #include <algorithm>
@@ -18,6 +18,11 @@ constexpr int64_t kRowGranule = 16;
 constexpr int64_t kParallelMinBytes = 128 * 1024;
 // Prefill: weight bytes per row chunk, small enough to stay in L2 while every token passes.
 constexpr int64_t kChunkBytes = 64 * 1024;
+// Prefill with the matmul kernels (4x4 / 8x8 row x token tiles) from this many tokens; fewer
+// take the matvec kernel per token. Activation bytes per token chunk: the chunk stays in L2
+// while each row tile streams it.
+constexpr int64_t kMatmulMinTokens = 4;
+constexpr int64_t kTokenChunkBytes = 256 * 1024;
 
 int64_t row_bytes(const Matrix& w) {
   return w.dtype == format::DType::Q8_0 ? quant::row_bytes_q8_0(w.cols) : quant::row_bytes_q4_0(w.cols);
@@ -48,6 +53,17 @@ void run_rows(const QuantJob& job, int64_t begin, int64_t end) {
   const auto* base = static_cast<const uint8_t*>(w.data);
   if (job.n_tokens == 1) {
     fn(base + begin * bytes_per_row, job.x, job.y + begin, end - begin, w.cols);
+    return;
+  }
+  if (job.n_tokens >= kMatmulMinTokens) {
+    // The kernels walk row tiles outermost, each tile's weights staying in L1/L2 while the
+    // token chunk streams past, so the whole row range goes in one call per token chunk.
+    const quant::MatmulQFn mm = w.dtype == format::DType::Q8_0 ? job.k->matmul_q8_0 : job.k->matmul_q4_0;
+    const int64_t act_bytes = blocks * int64_t(sizeof(quant::ActBlock));
+    const int64_t token_chunk = std::max<int64_t>(8, kTokenChunkBytes / act_bytes / 8 * 8);
+    for (int64_t t = 0; t < job.n_tokens; t += token_chunk)
+      mm(base + begin * bytes_per_row, job.x + t * blocks, job.y + t * w.rows + begin, end - begin, w.cols,
+         std::min(token_chunk, job.n_tokens - t), w.rows);
     return;
   }
   const int64_t chunk = std::max<int64_t>(4, kChunkBytes / bytes_per_row / 4 * 4);

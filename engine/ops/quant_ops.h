@@ -11,8 +11,10 @@ namespace magnetar::ops {
 
 // y[rows] = w · x[cols]; w.dtype is Q8_0 or Q4_0, w.cols a multiple of 32.
 void matvec_quantized(ThreadPool& pool, const Matrix& w, const float* x, float* y);
-// y[n_tokens, rows] = x[n_tokens, cols] · wᵀ. Rows are taken in chunks that stay in cache while
-// every token passes over them, so the weights stream from memory once per call.
+// y[n_tokens, rows] = x[n_tokens, cols] · wᵀ. From 4 tokens: the prefill kernels (register
+// tiles of rows × tokens), one call per thread's rows and per token chunk that fits in L2, each
+// output bit-identical to the matvec twin's for that token. 2–3 tokens: the matvec per token
+// over row chunks that stay in cache while every token passes over them.
 void matmul_quantized(ThreadPool& pool, const Matrix& w, const float* x, int64_t n_tokens, float* y);
 // out[cols] = row `row` of a Q8_0 / Q4_0 matrix, dequantized (embedding lookups).
 void embedding_row_quantized(const Matrix& w, int64_t row, float* out);

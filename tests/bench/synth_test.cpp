@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <memory>
 #include <vector>
 
@@ -11,6 +12,7 @@
 #include "core/platform.h"
 #include "format/model_reader.h"
 #include "kernels/kernels.h"
+#include "kernels/quant.h"
 #include "magnetar/engine.h"
 #include "model/synth.h"
 
@@ -156,6 +158,58 @@ TEST(Synth, WrittenFileValidatesAndRunsInTheEngine) {
   test::remove_tree(dir);
 }
 
+// Q8_0 / Q4_0: each matrix is the GGML quantization of the F32 noise (norms stay F32), the file
+// validates and runs in the engine.
+TEST(Synth, QuantizedModelsHoldTheQuantizedNoise) {
+  const std::string dir = test::make_temp_dir("synth-q");
+  for (format::DType dtype : {format::DType::Q8_0, format::DType::Q4_0}) {
+    const synth::Spec spec = tiny_spec(Architecture::Gemma);
+    const std::string path = dir + "/tiny-q.mgn";
+    synth::Options options;
+    options.dtype = dtype;
+    options.seed = 9;
+    ASSERT_TRUE(synth::write_model(spec, options, path).is_ok());
+    uint64_t size = 0;
+    ASSERT_TRUE(platform::file_size(path, &size).is_ok());
+    std::vector<uint8_t> bytes(size);
+    ASSERT_TRUE(platform::read_file_range(path, 0, bytes.data(), size).is_ok());
+    format::ModelFileView view;
+    ASSERT_TRUE(format::parse_model_file(bytes.data(), size, &view).is_ok());
+    for (size_t t = 0; t < view.tensors.size(); ++t) {
+      const format::TensorView& tv = view.tensors[t];
+      if (tv.n_dims == 1) {
+        EXPECT_EQ(tv.dtype, format::DType::F32) << tv.name;
+        continue;
+      }
+      ASSERT_EQ(tv.dtype, dtype) << tv.name;
+      const uint64_t n = tv.rows * tv.cols;
+      std::vector<float> noise(n);
+      synth::fill_f32(options.seed, t, 1.0f / std::sqrt(float(tv.cols)), 0, n, noise.data());
+      std::vector<uint8_t> want(tv.bytes);
+      if (dtype == format::DType::Q8_0)
+        quant::quantize_row_q8_0(noise.data(), reinterpret_cast<quant::BlockQ8_0*>(want.data()), int64_t(n));
+      else
+        quant::quantize_row_q4_0(noise.data(), reinterpret_cast<quant::BlockQ4_0*>(want.data()), int64_t(n));
+      ASSERT_EQ(tv.bytes, format::tensor_bytes(dtype, tv.rows, tv.cols)) << tv.name;
+      EXPECT_EQ(0, std::memcmp(want.data(), tv.data, tv.bytes)) << tv.name;
+    }
+    std::unique_ptr<Model> model;
+    ASSERT_TRUE(Model::load(path, LoadOptions{}, &model).is_ok());
+    std::unique_ptr<Session> session;
+    ASSERT_TRUE(Session::create(*model, &session).is_ok());
+    GenerateRequest request;
+    request.prompt = {2, 400, 401, 402, 403, 404};  // 6 tokens: the prefill kernels run
+    request.max_tokens = 4;
+    request.stop_at_eog = false;
+    GenerateResult result;
+    ASSERT_TRUE(session->generate(request, &result).is_ok());
+    EXPECT_EQ(result.tokens.size(), 4u);
+    session.reset();
+    model.reset();
+  }
+  test::remove_tree(dir);
+}
+
 // Read mode lays matrices of 3073+ columns out in column stripes (ops/ops.h); a mapped file keeps
 // the plain layout. Both must give the same logits, for prefill and for decode steps. Two shapes
 // keep the files small: a wide FFN (w_down striped) and a wide model dimension (wqkv, w_gate_up
@@ -208,11 +262,15 @@ TEST(Synth, StripedLayoutGivesThePlainLayoutsLogits) {
   test::remove_tree(dir);
 }
 
-TEST(Synth, RejectsQuantizedTypesAndLeavesNothing) {
+TEST(Synth, RejectsQuantizingRowsOfPartialBlocksAndLeavesNothing) {
   const std::string dir = test::make_temp_dir("synth-bad");
+  synth::Spec spec = tiny_spec(Architecture::Llama);
+  spec.hidden_dim = 100;  // w2's rows: 100 columns, not whole 32-blocks
   synth::Options options;
   options.dtype = format::DType::Q8_0;
-  EXPECT_FALSE(synth::write_model(tiny_spec(Architecture::Llama), options, dir + "/x.mgn").is_ok());
+  const Status s = synth::write_model(spec, options, dir + "/x.mgn");
+  EXPECT_FALSE(s.is_ok());
+  EXPECT_NE(s.message().find("32-blocks"), std::string::npos) << s.message();
   uint64_t size = 0;
   EXPECT_FALSE(platform::file_size(dir + "/x.mgn", &size).is_ok());
   test::remove_tree(dir);

@@ -196,6 +196,20 @@ int main(int argc, char** argv) {
         if (type == 0) f16_rate = rate;
         std::printf("%-8s %7d %12.2f %9.2fx\n", type == 0 ? "f16" : type == 1 ? "q8_0" : "q4_0", n_threads, rate,
                     rate / f16_rate);
+        if (type == 0 || n_threads != 1) continue;
+        // The chosen table's prefill kernel alone (ops use the active table): one thread, the
+        // activations quantized beforehand.
+        const int64_t blocks = cols / 32;
+        std::vector<ActBlock> xq(blocks * n_tokens);
+        for (int64_t tok = 0; tok < n_tokens; ++tok)
+          table.quantize_act(xs.data() + tok * cols, xq.data() + tok * blocks, cols);
+        const auto mm = type == 1 ? table.matmul_q8_0 : table.matmul_q4_0;
+        const Timing tk = time_repetitions(1, reps, [&](int) {
+          mm(m.data, xq.data(), ys.data(), prows, cols, n_tokens, prows);
+        });
+        const double krate = double(n_tokens) * double(prows) * double(cols) / tk.median * 1e-9;
+        std::printf("%-8s %7d %12.2f %9.2fx   (%s kernel alone)\n", type == 1 ? "q8_0" : "q4_0", 1, krate,
+                    krate / f16_rate, table.isa);
       }
     }
   }

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstring>
 #include <random>
+#include <tuple>
 #include <vector>
 
 #include "format/model_format.h"
@@ -149,6 +150,82 @@ TEST_F(QuantAsm, MatvecQ4_0MatchesTwin) {
   for (const QuantKernelTable* table : asm_tables()) check_matvec_against_twin(format::DType::Q4_0, *table);
 }
 
+// Prefill kernels: bit for bit the twin (the matvec twin per token), on odd row counts (tails
+// below and above the 4-row tile), token counts around the 4-token tile, misaligned weights,
+// a y_stride wider than rows (the gaps and the end must keep their sentinels).
+void check_matmul_against_twin(format::DType dtype, const QuantKernelTable& table) {
+  SCOPED_TRACE(table.isa);
+  std::mt19937 rng(dtype == format::DType::Q8_0 ? 23 : 24);
+  const MatmulQFn ref = dtype == format::DType::Q8_0 ? matmul_q8_0_ref : matmul_q4_0_ref;
+  const MatmulQFn fast = dtype == format::DType::Q8_0 ? table.matmul_q8_0 : table.matmul_q4_0;
+  const int64_t kTokenCounts[] = {1, 2, 3, 4, 5, 7, 8, 9, 13};
+  for (int64_t cols : {32, 96, 256, 1024 + 32}) {
+    for (int64_t rows : kRowCounts) {
+      const QuantMatrix m = make_matrix(dtype, rows, cols, rng);
+      for (int64_t n_tokens : kTokenCounts) {
+        const int64_t blocks = cols / 32;
+        std::vector<ActBlock> x(blocks * n_tokens);
+        for (int64_t t = 0; t < n_tokens; ++t) {
+          const auto xf = make_activation(cols, rng);
+          quantize_act_ref(xf.data(), x.data() + t * blocks, cols);
+        }
+        const int64_t y_stride = rows + 3;
+        const size_t y_size = size_t(n_tokens * y_stride + kGuard);
+        std::vector<float> want(y_size, kSentinel), got(y_size, kSentinel);
+        ref(m.data, x.data(), want.data(), rows, cols, n_tokens, y_stride);
+        fast(m.data, x.data(), got.data(), rows, cols, n_tokens, y_stride);
+        for (size_t i = 0; i < y_size; ++i) {
+          const bool output = int64_t(i) < n_tokens * y_stride && int64_t(i) % y_stride < rows;
+          if (!output) ASSERT_EQ(got[i], kSentinel) << "write outside the outputs at " << i << ": rows " << rows
+                                                    << " cols " << cols << " tokens " << n_tokens;
+          else ASSERT_EQ(got[i], want[i]) << type_name(dtype) << " rows " << rows << " cols " << cols
+                                          << " tokens " << n_tokens << " token " << int64_t(i) / y_stride
+                                          << " row " << int64_t(i) % y_stride;
+        }
+      }
+    }
+  }
+}
+
+TEST_F(QuantAsm, MatmulQ8_0MatchesTwinBitExact) {
+  for (const QuantKernelTable* table : asm_tables()) check_matmul_against_twin(format::DType::Q8_0, *table);
+}
+TEST_F(QuantAsm, MatmulQ4_0MatchesTwinBitExact) {
+  for (const QuantKernelTable* table : asm_tables()) check_matmul_against_twin(format::DType::Q4_0, *table);
+}
+
+// Extreme blocks: weights at +-127 (Q4_0: nibbles 0 and 15) against activations at +-127, the
+// largest pair sums vpmaddubsw sees; the int32 dots must stay exact.
+TEST_F(QuantAsm, MatmulExtremeBlocksExact) {
+  for (const QuantKernelTable* table : asm_tables()) {
+    SCOPED_TRACE(table->isa);
+    const int64_t rows = 5, cols = 64, n_tokens = 6, blocks = 2;
+    std::vector<BlockQ8_0> w8(rows * blocks);
+    std::vector<BlockQ4_0> w4(rows * blocks);
+    for (int64_t i = 0; i < rows * blocks; ++i) {
+      w8[i].d = w4[i].d = kernels::f32_to_f16_scalar(0.5f + float(i));
+      for (int k = 0; k < 32; ++k) w8[i].qs[k] = int8_t(((i + k) % 3 == 0) ? -127 : 127);
+      for (int k = 0; k < 16; ++k) w4[i].qs[k] = uint8_t(((i + k) % 2) ? 0xf0 : 0x0f);
+    }
+    std::vector<ActBlock> x(blocks * n_tokens);
+    for (int64_t i = 0; i < blocks * n_tokens; ++i) {
+      x[i].d = 0.25f * float(i + 1);
+      x[i].sum = 0;
+      for (int k = 0; k < 32; ++k) {
+        x[i].qs[k] = int8_t(((i * 7 + k) % 5 < 2) ? -127 : 127);
+        x[i].sum += x[i].qs[k];
+      }
+    }
+    for (int q = 0; q < 2; ++q) {
+      const void* w = q == 0 ? static_cast<const void*>(w8.data()) : static_cast<const void*>(w4.data());
+      std::vector<float> want(rows * n_tokens), got(rows * n_tokens);
+      (q == 0 ? matmul_q8_0_ref : matmul_q4_0_ref)(w, x.data(), want.data(), rows, cols, n_tokens, rows);
+      (q == 0 ? table->matmul_q8_0 : table->matmul_q4_0)(w, x.data(), got.data(), rows, cols, n_tokens, rows);
+      EXPECT_EQ(got, want) << (q == 0 ? "q8_0" : "q4_0");
+    }
+  }
+}
+
 TEST_F(QuantAsm, ZeroRowsWritesNothing) {
   std::vector<ActBlock> x(1);
   std::vector<float> xf(32, 1.0f);
@@ -158,6 +235,10 @@ TEST_F(QuantAsm, ZeroRowsWritesNothing) {
   for (const QuantKernelTable* table : asm_tables()) {
     table->matvec_q8_0(&w8, x.data(), y.data(), 0, 32);
     table->matvec_q4_0(&w8, x.data(), y.data(), 0, 32);
+    table->matmul_q8_0(&w8, x.data(), y.data(), 0, 32, 1, 1);
+    table->matmul_q4_0(&w8, x.data(), y.data(), 0, 32, 1, 1);
+    table->matmul_q8_0(&w8, x.data(), y.data(), 1, 32, 0, 1);
+    table->matmul_q4_0(&w8, x.data(), y.data(), 1, 32, 0, 1);
   }
   expect_sentinels(y, 0);
 }
@@ -197,6 +278,20 @@ TEST_F(QuantAsm, CalleeSavedRegistersPreserved) {
               0u)
         << type_name(dtype) << ": bit mask of clobbered callee-saved registers";
     EXPECT_EQ(direct, checked);
+
+    // Prefill kernel: 7 arguments (three on the stack on Win64), a stack frame of its own.
+    const MatmulQFn mm = dtype == format::DType::Q8_0 ? table->matmul_q8_0 : table->matmul_q4_0;
+    const int64_t n_tokens = 6;
+    std::vector<ActBlock> xs(cols / 32 * n_tokens);
+    for (int64_t t = 0; t < n_tokens; ++t) std::copy(x.begin(), x.end(), xs.begin() + t * (cols / 32));
+    std::vector<float> mm_direct(rows * n_tokens), mm_checked(rows * n_tokens);
+    mm(m.data, xs.data(), mm_direct.data(), rows, cols, n_tokens, rows);
+    EXPECT_EQ(checked_call(reinterpret_cast<const void*>(mm),
+                           {as_arg(m.data), as_arg(xs.data()), as_arg(mm_checked.data()), rows, cols,
+                            n_tokens, rows}),
+              0u)
+        << type_name(dtype) << " matmul: bit mask of clobbered callee-saved registers";
+    EXPECT_EQ(mm_direct, mm_checked);
   }
   }
 }
@@ -239,10 +334,12 @@ TEST(QuantTwin, MatvecApproximatesDequantizedProduct) {
 TEST(QuantOps, MatvecAndMatmulMatchTwinAcrossThreads) {
   std::mt19937 rng(51);
   for (format::DType dtype : {format::DType::Q8_0, format::DType::Q4_0}) {
-    for (auto [rows, cols] : {std::pair<int64_t, int64_t>{67, 256}, {1003, 2048}}) {
+    // 3 tokens: matvec per token; 5 and 130: the matmul kernels (130 spans two token chunks
+    // at cols 2048).
+    for (auto [rows, cols, n_tokens] : {std::tuple<int64_t, int64_t, int64_t>{67, 256, 5}, {67, 256, 3},
+                                        {1003, 2048, 5}, {1003, 2048, 130}}) {
       const QuantMatrix m = make_matrix(dtype, rows, cols, rng);
       const ops::Matrix w{m.data, dtype, rows, cols};
-      const int64_t n_tokens = 5;
       std::vector<float> x(n_tokens * cols);
       for (int64_t t = 0; t < n_tokens; ++t) {
         const auto xt = make_activation(cols, rng);

@@ -45,11 +45,19 @@ struct SourceSummary {
   int n_tensors = 0;
   uint64_t n_norm_params = 0;
   uint64_t tokenizer_bytes = 0;
+  // Matrix parameters of tok_embeddings + output (stored as ConvertOptions::output_weight_type),
+  // and the matrix parameters whose rows are not whole 32-blocks (stored F16 when quantized),
+  // of the other matrices and of those two.
+  uint64_t n_output_params = 0;
+  uint64_t n_unblocked_params = 0;
+  uint64_t n_output_unblocked_params = 0;
 };
 
 Status inspect_source(const std::string& source_path, SourceSummary* out);
-// Size in bytes of the model file a conversion to `type` would produce: an upper bound, at most
-// 63 bytes per tensor above the real size (tensor padding).
+// Size in bytes of the model file a conversion with `options` (weight_type, output_weight_type)
+// would produce: an upper bound, at most 63 bytes per tensor above the real size (padding).
+uint64_t predicted_model_file_bytes(const SourceSummary& summary, const ConvertOptions& options);
+// The same with every matrix of `type` (output_weight_type unset).
 uint64_t predicted_model_file_bytes(const SourceSummary& summary, WeightType type);
 
 Status convert_model(const std::string& source_path, const std::string& out_path,
