@@ -283,7 +283,8 @@ int run_bench(const std::vector<std::string>& argv) {
   // The ceiling is measured again right before every decode repetition, at its thread count, so
   // each repetition's share of the ceiling compares numbers taken under the same conditions.
   std::unique_ptr<bandwidth::ReadProbe> probe;
-  if (!args.has("--cached-ceiling")) probe = std::make_unique<bandwidth::ReadProbe>();
+  if (!args.has("--cached-ceiling"))
+    probe = std::make_unique<bandwidth::ReadProbe>(0, kernels::streaming_read_loop(nullptr));
   report.interleaved_ceiling = probe && probe->ok();
 
   // ---- Engine runs, per thread count ----------------------------------------------------------

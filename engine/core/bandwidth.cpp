@@ -5,6 +5,7 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -78,7 +79,7 @@ double median(std::vector<double> v) {
 
 // One thread count: n fresh threads, pinned to cores 0..n-1 (the caller's own thread is never
 // pinned), one warm-up pass and kTimedPasses timed ones. Returns GB/s per timed pass.
-std::vector<double> measure_threads(const uint64_t* buffer, uint64_t words, int n,
+std::vector<double> measure_threads(ReadLoop loop, const uint64_t* buffer, uint64_t words, int n,
                                     std::atomic<uint64_t>* sink) {
   const uint64_t slice = words / static_cast<uint64_t>(n) / 8 * 8;  // whole cache lines
   const double bytes_per_pass = static_cast<double>(slice) * 8.0 * n;
@@ -91,7 +92,7 @@ std::vector<double> measure_threads(const uint64_t* buffer, uint64_t words, int 
     for (int pass = 0; pass <= kTimedPasses; ++pass) {
       barrier.wait();
       const double t0 = platform::now_seconds();
-      acc += sum_words(mine, slice);
+      acc += loop(mine, slice);
       barrier.wait();
       if (t == 0 && pass > 0) gbps.push_back(bytes_per_pass / (platform::now_seconds() - t0) / 1e9);
     }
@@ -106,7 +107,7 @@ std::vector<double> measure_threads(const uint64_t* buffer, uint64_t words, int 
 
 }  // namespace
 
-ReadProbe::ReadProbe(uint64_t buffer_bytes) {
+ReadProbe::ReadProbe(uint64_t buffer_bytes, ReadLoop loop) : loop_(loop) {
   if (buffer_bytes == 0) buffer_bytes = kDefaultBufferBytes;
   buffer_bytes = std::max(buffer_bytes, kMinBufferBytes) / 4096 * 4096;
   void* memory = nullptr;
@@ -116,7 +117,11 @@ ReadProbe::ReadProbe(uint64_t buffer_bytes) {
   // Write every page: untouched anonymous memory reads as the shared zero page (cache speed).
   words_ = static_cast<uint64_t*>(memory);
   bytes_ = buffer_bytes;
-  for (uint64_t i = 0; i < bytes_ / 8; ++i) words_[i] = i * 0x9E3779B97F4A7C15ull;
+  for (uint64_t i = 0; i < bytes_ / 8; ++i) {
+    const float pair[2] = {static_cast<float>(i % 1021) * (1.0f / 1024),
+                           static_cast<float>(i % 509) * (1.0f / 512)};
+    std::memcpy(&words_[i], pair, sizeof pair);
+  }
 }
 
 ReadProbe::~ReadProbe() {
@@ -126,12 +131,12 @@ ReadProbe::~ReadProbe() {
 double ReadProbe::measure(int threads) {
   if (!words_ || threads < 1) return 0;
   std::atomic<uint64_t> sink{0};
-  return median(measure_threads(words_, bytes_ / 8, threads, &sink));
+  return median(measure_threads(loop_, words_, bytes_ / 8, threads, &sink));
 }
 
-BandwidthProfile measure(int max_threads, uint64_t buffer_bytes) {
+BandwidthProfile measure(int max_threads, uint64_t buffer_bytes, ReadLoop loop) {
   if (max_threads < 1) max_threads = platform::physical_cores();
-  ReadProbe probe(buffer_bytes);
+  ReadProbe probe(buffer_bytes, loop);
   BandwidthProfile profile;
   if (!probe.ok()) return profile;
   profile.buffer_bytes = probe.buffer_bytes();

@@ -20,22 +20,28 @@ inline constexpr uint64_t kMinBufferBytes = uint64_t(64) << 20;
 inline constexpr int kTimedPasses = 5;  // per thread count, after one untimed warm-up pass
 inline constexpr int kCacheVersion = 1;
 
-// Sums `words` 64-bit words starting at `data` (a plain loop the compiler vectorises; measured on
-// Zen 5 to reach the same ceiling as explicit AVX2 or AVX-512 loads). Never inlined, and the
-// result is consumed, so the loads cannot be elided.
+// A streaming read: reads words [0, n) of `data` and returns a value that depends on all of them
+// (consumed by the caller, so no load can be elided).
+using ReadLoop = uint64_t (*)(const uint64_t* data, uint64_t words);
+
+// The portable read loop: a 64-bit sum with eight accumulators, never inlined. Built for the
+// baseline x86-64 ISA it uses 16-byte loads, which on Zen 5 read ~10 % below 32-byte loads;
+// the probe uses kernels::streaming_read_loop() (AVX2 where the kernels run AVX2) instead.
 uint64_t sum_words(const uint64_t* data, uint64_t words);
 
 // Measures 1..max_threads (max_threads < 1 means platform::physical_cores()). buffer_bytes 0 =
 // kDefaultBufferBytes; halved down to kMinBufferBytes when the allocation fails. Returns an
 // empty profile only when not even kMinBufferBytes can be allocated.
-BandwidthProfile measure(int max_threads, uint64_t buffer_bytes);
+BandwidthProfile measure(int max_threads, uint64_t buffer_bytes, ReadLoop loop = sum_words);
 
 // The probe's buffer, allocated and written once, for measuring one thread count at a time
 // between other work: the bench interleaves it with decode runs so that each run's share of the
 // ceiling compares two numbers taken under the same conditions (a shared machine drifts).
 class ReadProbe {
  public:
-  explicit ReadProbe(uint64_t buffer_bytes = 0);  // same sizing rules as measure()
+  // Same sizing rules as measure(). The buffer holds ordinary small floats, so a loop that
+  // reads it as FP32 never meets denormals (which could be slow) or NaNs.
+  explicit ReadProbe(uint64_t buffer_bytes = 0, ReadLoop loop = sum_words);
   ~ReadProbe();
   ReadProbe(const ReadProbe&) = delete;
   ReadProbe& operator=(const ReadProbe&) = delete;
@@ -47,6 +53,7 @@ class ReadProbe {
  private:
   uint64_t* words_ = nullptr;
   uint64_t bytes_ = 0;
+  ReadLoop loop_;
 };
 
 // ---- Cache file -----------------------------------------------------------------------------

@@ -72,7 +72,7 @@ double BandwidthProfile::at_threads(int threads) const {
 }
 
 BandwidthProfile measure_read_bandwidth(int max_threads, uint64_t buffer_bytes) {
-  return bandwidth::measure(max_threads, buffer_bytes);
+  return bandwidth::measure(max_threads, buffer_bytes, kernels::streaming_read_loop(nullptr));
 }
 
 BandwidthProfile cached_read_bandwidth(bool force_remeasure) {
@@ -82,12 +82,15 @@ BandwidthProfile cached_read_bandwidth(bool force_remeasure) {
   if (!force_remeasure && !remembered.points.empty()) return remembered;
 
   const CpuInfo& cpu = cpu_info();
-  const std::string key = bandwidth::cache_key(cpu.brand, cpu.logical_cores);
+  const char* loop_name = "";
+  const bandwidth::ReadLoop loop = kernels::streaming_read_loop(&loop_name);
+  // The read loop is part of the key: a ceiling measured with narrower loads is not reused.
+  const std::string key = bandwidth::cache_key(cpu.brand, cpu.logical_cores) + " | " + loop_name + " read";
   const std::string path = bandwidth::cache_path();
   BandwidthProfile profile;
   // A missing or damaged cache file just means measuring again.
   if (force_remeasure || path.empty() || !bandwidth::read_cache_file(path, key, &profile)) {
-    profile = bandwidth::measure(platform::physical_cores(), 0);
+    profile = bandwidth::measure(platform::physical_cores(), 0, loop);
     // Best effort: an unwritable cache folder costs a few seconds at the next start, no more.
     if (kProbeIsTheMachines && !path.empty() && !profile.points.empty())
       (void)bandwidth::write_cache_file(path, key, profile);

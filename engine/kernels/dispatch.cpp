@@ -6,7 +6,9 @@
 #include <cstring>
 #include <mutex>
 
+#include "core/bandwidth.h"
 #include "core/cpu_features.h"
+#include "kernels/asm_kernels.h"
 #include "kernels/kernels.h"
 #include "kernels/reference.h"
 #include "kernels/tables.h"
@@ -56,6 +58,19 @@ KernelChoice choice_from_environment() {
   return KernelChoice::Auto;
 }
 
+// The probe's buffer as FP32 (ordinary values: see bandwidth::ReadProbe), in blocks of 64 floats;
+// the remaining words through the portable loop.
+uint64_t read_words_avx2(const uint64_t* data, uint64_t words) {
+  const uint64_t floats = words * 2 / 64 * 64;
+  float lanes[8];
+  magnetar_read_sum_avx2(reinterpret_cast<const float*>(data), static_cast<int64_t>(floats), lanes);
+  const float total = ((lanes[0] + lanes[1]) + (lanes[2] + lanes[3])) +
+                      ((lanes[4] + lanes[5]) + (lanes[6] + lanes[7]));
+  uint32_t bits;
+  std::memcpy(&bits, &total, sizeof bits);
+  return bits + bandwidth::sum_words(data + floats / 2, words - floats / 2);
+}
+
 }  // namespace
 
 const KernelTable& active() {
@@ -75,5 +90,11 @@ void select(KernelChoice choice) {
 }
 
 const KernelTable& reference_table() { return kReferenceTable; }
+
+uint64_t (*streaming_read_loop(const char** name))(const uint64_t* data, uint64_t words) {
+  const bool avx2 = cpu::features().has_avx2_kernels();
+  if (name) *name = avx2 ? "avx2" : "portable";
+  return avx2 ? read_words_avx2 : bandwidth::sum_words;
+}
 
 }  // namespace magnetar::kernels

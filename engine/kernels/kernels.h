@@ -67,6 +67,11 @@ const KernelTable& active();
 void select(KernelChoice choice);
 const KernelTable& reference_table();
 
+// The streaming read the bandwidth probe times (core/bandwidth.h ReadLoop): AVX2 loads
+// (magnetar_read_sum_avx2) when this CPU runs the asm kernels, else the portable loop — the
+// ceiling is measured with loads as wide as the kernels' own. *name says which.
+uint64_t (*streaming_read_loop(const char** name))(const uint64_t* data, uint64_t words);
+
 // Scalar FP16 <-> FP32 conversion (IEEE binary16, round to nearest even).
 float f16_to_f32_scalar(uint16_t h);
 uint16_t f32_to_f16_scalar(float f);

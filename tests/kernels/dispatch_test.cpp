@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <cstring>
+#include <vector>
 #include <string>
 
 #include "core/cpu_features.h"
@@ -96,3 +98,32 @@ TEST(CpuFeatures, ConsistentWithEachOther) {
 
 }  // namespace
 }  // namespace magnetar::test
+
+namespace magnetar {
+namespace {
+
+// The probe's read loop reads every word: changing any one of them (a whole 64-float block, or
+// the tail the portable loop reads) changes the result; AVX2 loads wherever the asm kernels run.
+TEST(StreamingReadLoop, ReadsEveryWordWithTheKernelsWidth) {
+  const char* name = nullptr;
+  const auto loop = kernels::streaming_read_loop(&name);
+  ASSERT_NE(loop, nullptr);
+  ASSERT_NE(name, nullptr);
+  EXPECT_EQ(std::string(name), cpu::features().has_avx2_kernels() ? "avx2" : "portable");
+  const uint64_t words = 32 * 5 + 7;  // five 64-float blocks and a 7-word tail
+  std::vector<uint64_t> data(words);
+  for (uint64_t i = 0; i < words; ++i) {
+    const float pair[2] = {0.25f * static_cast<float>(i % 13), 0.5f * static_cast<float>(i % 7)};
+    std::memcpy(&data[i], pair, sizeof pair);
+  }
+  const uint64_t base = loop(data.data(), words);
+  for (uint64_t i : {uint64_t{0}, uint64_t{33}, uint64_t{159}, uint64_t{160}, words - 1}) {
+    std::vector<uint64_t> changed = data;
+    const float pair[2] = {1000.0f, 2000.0f};
+    std::memcpy(&changed[i], pair, sizeof pair);
+    EXPECT_NE(loop(changed.data(), words), base) << "word " << i << " (" << name << ")";
+  }
+}
+
+}  // namespace
+}  // namespace magnetar
