@@ -1,8 +1,9 @@
-// Threaded drivers over the kernel table. The rows of a weight matrix are cut into chunks of
-// about kChunkBytes (a multiple of kRowGranule rows: whole cache lines, whole pages for typical
-// widths); threads take chunks from a shared counter, so a thread the OS holds back (a shared
-// machine, a hybrid CPU's slower cores) leaves its share to the others instead of making
-// everyone wait. Small matrices stay on the caller: waking workers would cost more than the work.
+// Threaded drivers over the kernel table. Threads claim rows of a weight matrix from a shared
+// counter (guided self-scheduling): each claim takes remaining / (2 × threads) rows, never less
+// than about kChunkBytes, in whole kRowGranule rows. The first claims are long (long sequential
+// streams for the prefetcher), the last ones short, so a thread the OS holds back (a shared
+// machine, a hybrid CPU's slower cores) delays the end by one small chunk at most and leaves the
+// rest to the others. Small matrices stay on the caller: waking workers would cost more.
 #include "ops/ops.h"
 
 #include <algorithm>
@@ -21,8 +22,8 @@ namespace {
 constexpr int64_t kRowGranule = 16;
 // Below this many weight bytes a matvec runs on the calling thread alone.
 constexpr int64_t kParallelMinBytes = 128 * 1024;
-// Weight bytes per chunk a thread takes at a time: long enough for the kernels' streams to run
-// at full speed (each chunk restarts them), short enough to even out a late thread.
+// Weight bytes of the smallest claim: long enough for the kernels' streams to run at full speed
+// (each claim restarts them), short enough to even out a late thread at the end.
 constexpr int64_t kChunkBytes = 1 << 20;
 
 int64_t dtype_bytes(format::DType t) {
@@ -39,7 +40,8 @@ struct MatJob {
   const float* x;
   float* y;
   int64_t n_tokens;  // 0 = matvec
-  int64_t chunk_rows;
+  int64_t min_chunk_rows;
+  int64_t threads;
   alignas(64) std::atomic<int64_t> next_row{0};
 };
 
@@ -93,14 +95,27 @@ void run_rows(const MatJob& job, int64_t begin, int64_t end) {
     run_rows_of(job, static_cast<const float*>(job.w->data), begin, end);
 }
 
+// The next claim of rows [*begin, *end); false when none are left.
+bool claim_rows(MatJob& job, int64_t* begin, int64_t* end) {
+  const int64_t rows = job.w->rows;
+  int64_t next = job.next_row.load(std::memory_order_relaxed);
+  for (;;) {
+    if (next >= rows) return false;
+    int64_t size = (rows - next) / (2 * job.threads);
+    size = (size + kRowGranule - 1) / kRowGranule * kRowGranule;
+    size = std::max(size, job.min_chunk_rows);
+    const int64_t stop = std::min(rows, next + size);
+    if (job.next_row.compare_exchange_weak(next, stop, std::memory_order_relaxed)) {
+      *begin = next;
+      *end = stop;
+      return true;
+    }
+  }
+}
+
 void mat_job(void* ctx, int, int) {
   MatJob& job = *static_cast<MatJob*>(ctx);
-  const int64_t rows = job.w->rows;
-  for (;;) {
-    const int64_t begin = job.next_row.fetch_add(job.chunk_rows, std::memory_order_relaxed);
-    if (begin >= rows) return;
-    run_rows(job, begin, begin + job.chunk_rows < rows ? begin + job.chunk_rows : rows);
-  }
+  for (int64_t begin, end; claim_rows(job, &begin, &end);) run_rows(job, begin, end);
 }
 
 void run(ThreadPool& pool, const Matrix& w, const float* x, int64_t n_tokens, float* y) {
@@ -113,21 +128,22 @@ void run(ThreadPool& pool, const Matrix& w, const float* x, int64_t n_tokens, fl
   assert((w.dtype == format::DType::F16 || w.dtype == format::DType::F32) &&
          "ops: only F16 and F32 matrices are supported; the loader must reject other dtypes");
   assert(w.data != nullptr && w.rows >= 0 && w.cols >= 0);
-  MatJob job{&kernels::active(), &w, x, y, n_tokens, 0};
+  MatJob job{&kernels::active(), &w, x, y, n_tokens, 0, pool.size()};
   const int64_t bytes = w.rows * w.cols * dtype_bytes(w.dtype);
   const int64_t work = bytes * (n_tokens > 0 ? n_tokens : 1);
   if (pool.size() == 1 || work < kParallelMinBytes || w.rows <= kRowGranule) {
     run_rows(job, 0, w.rows);
     return;
   }
-  // Chunks: ~kChunkBytes of weights per stripe, but at least two per thread, in whole granules.
+  // The smallest claim: ~kChunkBytes of weights per stripe, but at least two per thread, in
+  // whole granules.
   const int64_t stripe = w.stripe_cols > 0 ? std::min(w.stripe_cols, w.cols) : w.cols;
   const int64_t row_bytes = stripe * dtype_bytes(w.dtype) > 0 ? stripe * dtype_bytes(w.dtype) : 1;
   int64_t chunk = kChunkBytes / row_bytes;
   const int64_t fair = w.rows / (2 * pool.size());
   if (chunk > fair) chunk = fair;
   chunk = (chunk + kRowGranule - 1) / kRowGranule * kRowGranule;
-  job.chunk_rows = chunk > kRowGranule ? chunk : kRowGranule;
+  job.min_chunk_rows = chunk > kRowGranule ? chunk : kRowGranule;
   pool.run_dynamic(mat_job, &job);
 }
 
