@@ -62,7 +62,7 @@ template <class W>
 void matvec_rows(const W* w, int64_t ldw, const float* x, float* y, int64_t rows, int64_t cols,
                  int64_t accumulate) {
   if (!accumulate) return matvec_of(w, ldw, x, y, rows, cols);
-  constexpr int64_t kBlockRows = 256;
+  constexpr int64_t kBlockRows = 1024;  // 4 KiB of sums: long weight streams per call
   float sums[kBlockRows];
   for (int64_t r0 = 0; r0 < rows; r0 += kBlockRows) {
     const int64_t n = rows - r0 < kBlockRows ? rows - r0 : kBlockRows;

@@ -45,27 +45,6 @@ struct MatJob {
   alignas(64) std::atomic<int64_t> next_row{0};
 };
 
-// y[r] (+)= rows [0, rows) of one stripe · x. Later stripes add to y through a small on-stack
-// block of sums (the matvec kernels store, they do not accumulate).
-template <class W>
-void matvec_stripe(const kernels::KernelTable& k, const W* w, int64_t width, const float* x,
-                   float* y, int64_t rows, bool accumulate) {
-  auto matvec = [&](float* out, const W* wr, int64_t n) {
-    if constexpr (sizeof(W) == 2)
-      k.matvec_f16(wr, width, x, out, n, width);
-    else
-      k.matvec_f32(wr, width, x, out, n, width);
-  };
-  if (!accumulate) return matvec(y, w, rows);
-  constexpr int64_t kBlockRows = 512;
-  float sums[kBlockRows];
-  for (int64_t r0 = 0; r0 < rows; r0 += kBlockRows) {
-    const int64_t n = std::min(kBlockRows, rows - r0);
-    matvec(sums, w + r0 * width, n);
-    for (int64_t r = 0; r < n; ++r) y[r0 + r] += sums[r];
-  }
-}
-
 // Rows [begin, end) of y, stripe after stripe (a plain matrix is one stripe of all columns).
 template <class W>
 void run_rows_of(const MatJob& job, const W* data, int64_t begin, int64_t end) {
@@ -75,15 +54,22 @@ void run_rows_of(const MatJob& job, const W* data, int64_t begin, int64_t end) {
   for (int64_t c0 = 0; c0 < w.cols; c0 += stripe) {
     const int64_t width = std::min(stripe, w.cols - c0);
     const W* base = data + c0 * w.rows + begin * width;  // stripes before this one: rows x c0
-    if (job.n_tokens == 0) {
-      matvec_stripe(*job.k, base, width, job.x + c0, job.y + begin, rows, c0 > 0);
-    } else if constexpr (sizeof(W) == 2) {
-      job.k->matmul_f16(base, width, job.x + c0, w.cols, job.y + begin, w.rows, rows, width,
-                        job.n_tokens, c0 > 0);
-    } else {
-      job.k->matmul_f32(base, width, job.x + c0, w.cols, job.y + begin, w.rows, rows, width,
-                        job.n_tokens, c0 > 0);
+    const float* x = job.x + c0;
+    float* y = job.y + begin;
+    if (job.n_tokens == 0 && c0 == 0) {  // decode, first stripe: the matvec kernel stores y
+      if constexpr (sizeof(W) == 2)
+        job.k->matvec_f16(base, width, x, y, rows, width);
+      else
+        job.k->matvec_f32(base, width, x, y, rows, width);
+      continue;
     }
+    // Prefill, or a later stripe of a decode step: the matmul kernel, adding to y after the
+    // first stripe (decode is a matmul of one token).
+    const int64_t tokens = job.n_tokens > 0 ? job.n_tokens : 1;
+    if constexpr (sizeof(W) == 2)
+      job.k->matmul_f16(base, width, x, w.cols, y, w.rows, rows, width, tokens, c0 > 0);
+    else
+      job.k->matmul_f32(base, width, x, w.cols, y, w.rows, rows, width, tokens, c0 > 0);
   }
 }
 

@@ -91,6 +91,14 @@ TEST(Synth, NoiseIsSeededAndIndependentOfChunking) {
     EXPECT_NEAR(f32[i], kernels::f16_to_f32_scalar(whole[i]), 0.05 * 1e-3);
 }
 
+// The whole file (parse_model_file views its bytes in place).
+void read_whole_file(const std::string& path, std::vector<uint8_t>* bytes) {
+  uint64_t size = 0;
+  ASSERT_TRUE(platform::file_size(path, &size).is_ok()) << path;
+  bytes->resize(size);
+  ASSERT_TRUE(platform::read_file_range(path, 0, bytes->data(), size).is_ok()) << path;
+}
+
 // A stories15M-like spec shrunk to test size, with the real vocabulary layout.
 synth::Spec tiny_spec(Architecture arch) {
   synth::Spec s = *synth::find_spec(arch == Architecture::Llama ? "stories15M" : "gemma-2b");
@@ -115,12 +123,10 @@ TEST(Synth, WrittenFileValidatesAndRunsInTheEngine) {
     ASSERT_TRUE(synth::write_model(spec, options, path).is_ok());
     EXPECT_EQ(last_done, last_total);
 
-    uint64_t size = 0;
-    ASSERT_TRUE(platform::file_size(path, &size).is_ok());
-    std::vector<uint8_t> bytes(size);
-    ASSERT_TRUE(platform::read_file_range(path, 0, bytes.data(), size).is_ok());
+    std::vector<uint8_t> bytes;
+    ASSERT_NO_FATAL_FAILURE(read_whole_file(path, &bytes));
     format::ModelFileView view;
-    ASSERT_TRUE(format::parse_model_file(bytes.data(), size, &view).is_ok());
+    ASSERT_TRUE(format::parse_model_file(bytes.data(), bytes.size(), &view).is_ok());
     EXPECT_EQ(view.header.dim, 64u);
     EXPECT_EQ(view.header.vocab_size, 600u);
     const auto decls = synth::tensor_decls(spec, format::DType::F16);
@@ -169,12 +175,10 @@ TEST(Synth, QuantizedModelsHoldTheQuantizedNoise) {
     options.dtype = dtype;
     options.seed = 9;
     ASSERT_TRUE(synth::write_model(spec, options, path).is_ok());
-    uint64_t size = 0;
-    ASSERT_TRUE(platform::file_size(path, &size).is_ok());
-    std::vector<uint8_t> bytes(size);
-    ASSERT_TRUE(platform::read_file_range(path, 0, bytes.data(), size).is_ok());
+    std::vector<uint8_t> bytes;
+    ASSERT_NO_FATAL_FAILURE(read_whole_file(path, &bytes));
     format::ModelFileView view;
-    ASSERT_TRUE(format::parse_model_file(bytes.data(), size, &view).is_ok());
+    ASSERT_TRUE(format::parse_model_file(bytes.data(), bytes.size(), &view).is_ok());
     for (size_t t = 0; t < view.tensors.size(); ++t) {
       const format::TensorView& tv = view.tensors[t];
       if (tv.n_dims == 1) {

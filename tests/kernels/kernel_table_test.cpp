@@ -142,7 +142,7 @@ TEST_P(KernelTableTest, MatmulAccumulatesIntoY) {
         check_matmul<uint16_t>(k(), rng, rows, cols, n_tokens, (rows + cols) % 2, 1);
         check_matmul<float>(k(), rng, rows, cols, n_tokens, (rows + cols + 1) % 2, 1);
       }
-  check_matmul<uint16_t>(k(), rng, 300, 40, 2, 0, 1);  // > 256 rows: the on-stack sums in blocks
+  check_matmul<uint16_t>(k(), rng, 1300, 40, 2, 0, 1);  // > 1024 rows: the on-stack sums in blocks
 }
 
 TEST_P(KernelTableTest, MatmulF16LargeBatches) {
