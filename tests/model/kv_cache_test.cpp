@@ -14,10 +14,9 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include <cstdio>
-#include <memory>
 
 #include "common/converted_models.h"
+#include "common/logit_quality.h"
 #include "common/testdata.h"
 #include "magnetar/engine.h"
 #include "model/compare.h"
@@ -25,10 +24,8 @@
 namespace magnetar {
 namespace {
 
-struct KvBounds {
-  double min_top1;     // fraction of positions whose argmax matches the f32 cache's
-  double max_mean_kl;  // nats
-};
+// top-1 agreement with the f32 cache, mean KL in nats.
+using KvBounds = test::QualityBounds;
 constexpr KvBounds kStoriesF16 = {1.0, 1e-5};
 constexpr KvBounds kStoriesInt8 = {0.97, 2e-3};
 constexpr KvBounds kGemmaF16 = {0.97, 1e-5};
@@ -40,17 +37,7 @@ std::vector<float> evaluate(const std::string& path, KvType kv, const std::vecto
                             ModelInfo* info = nullptr) {
   LoadOptions options;
   options.kv_type = kv;
-  std::unique_ptr<Model> model;
-  Status s = Model::load(path, options, &model);
-  EXPECT_TRUE(s.is_ok()) << s.message();
-  if (!s.is_ok()) return {};
-  if (info) *info = model->info();
-  std::unique_ptr<Session> session;
-  EXPECT_TRUE(Session::create(*model, &session).is_ok());
-  std::vector<float> logits;
-  s = session->evaluate(tokens, &logits);
-  EXPECT_TRUE(s.is_ok()) << s.message();
-  return logits;
+  return test::evaluate_logits(path, options, tokens, info);
 }
 
 void check_kv_quality(const std::string& source, const std::vector<int>& tokens, const char* label,
@@ -74,12 +61,8 @@ void check_kv_quality(const std::string& source, const std::vector<int>& tokens,
     EXPECT_EQ(info.kv_cache_bytes, kv == KvType::F16 ? f32_info.kv_cache_bytes / 2
                                                      : f32_info.kv_cache_bytes / 4 + vectors * sizeof(float));
     const DistributionComparison c = compare_logits(reference, logits, tokens, vocab);
-    std::printf("%s KV %s: %zu positions, mean KL %.3g, max KL %.3g, top-1 %.1f%%, perplexity f32 KV %.4f -> %.4f\n",
-                label, kv_type_name(kv), c.positions, c.mean_kl, c.max_kl, 100 * c.top1_agreement,
-                c.perplexity_reference, c.perplexity_candidate);
-    const KvBounds& b = kv == KvType::F16 ? f16_bounds : int8_bounds;
-    EXPECT_GE(c.top1_agreement, b.min_top1) << label << " " << kv_type_name(kv);
-    EXPECT_LE(c.mean_kl, b.max_mean_kl) << label << " " << kv_type_name(kv);
+    test::expect_quality(c, kv == KvType::F16 ? f16_bounds : int8_bounds,
+                         std::string(label) + " KV " + kv_type_name(kv), "f32 KV");
     EXPECT_GT(c.mean_kl, 0.0) << label << " " << kv_type_name(kv) << ": rounding the cache must show";
   }
 }

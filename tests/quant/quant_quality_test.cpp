@@ -13,10 +13,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <cstdio>
-#include <memory>
 #include <nlohmann/json.hpp>
 
+#include "common/logit_quality.h"
 #include "common/testdata.h"
 #include "magnetar/convert.h"
 #include "magnetar/engine.h"
@@ -25,27 +24,12 @@
 namespace magnetar {
 namespace {
 
-struct Bounds {
-  double min_top1;     // fraction of positions whose argmax matches f32's
-  double max_mean_kl;  // nats
-};
+// top-1 agreement with the f32 conversion, mean KL in nats.
+using Bounds = test::QualityBounds;
 constexpr Bounds kQ8StoriesBounds = {0.98, 1e-3};
 constexpr Bounds kQ4StoriesBounds = {0.80, 0.10};
 constexpr Bounds kQ8GemmaBounds = {0.95, 1e-3};
 constexpr Bounds kQ4GemmaBounds = {0.45, 0.07};
-
-std::vector<float> evaluate(const std::string& path, const std::vector<int>& tokens) {
-  std::unique_ptr<Model> model;
-  Status s = Model::load(path, LoadOptions{}, &model);
-  EXPECT_TRUE(s.is_ok()) << s.message();
-  if (!s.is_ok()) return {};
-  std::unique_ptr<Session> session;
-  EXPECT_TRUE(Session::create(*model, &session).is_ok());
-  std::vector<float> logits;
-  s = session->evaluate(tokens, &logits);
-  EXPECT_TRUE(s.is_ok()) << s.message();
-  return logits;
-}
 
 void check_quality(const std::string& source, const std::vector<int>& tokens, int vocab, const char* label,
                    const Bounds& q8_bounds, const Bounds& q4_bounds) {
@@ -57,19 +41,15 @@ void check_quality(const std::string& source, const std::vector<int>& tokens, in
     const std::string path = dir + "/" + weight_type_name(type) + ".mgn";
     const Status s = convert_model(source, path, options);
     ASSERT_TRUE(s.is_ok()) << s.message();
-    const std::vector<float> logits = evaluate(path, tokens);
+    const std::vector<float> logits = test::evaluate_logits(path, LoadOptions{}, tokens);
     ASSERT_EQ(logits.size(), tokens.size() * size_t(vocab));
     if (type == WeightType::F32) {
       ref = logits;
       continue;
     }
     const DistributionComparison q = compare_logits(ref, logits, tokens, vocab);
-    std::printf("%s %s: %zu positions, mean KL %.3g, max KL %.3g, top-1 %.1f%%, perplexity f32 %.4f -> %.4f\n",
-                label, weight_type_name(type), q.positions, q.mean_kl, q.max_kl, 100 * q.top1_agreement,
-                q.perplexity_reference, q.perplexity_candidate);
-    const Bounds& b = type == WeightType::Q8_0 ? q8_bounds : q4_bounds;
-    EXPECT_GE(q.top1_agreement, b.min_top1) << label << " " << weight_type_name(type);
-    EXPECT_LE(q.mean_kl, b.max_mean_kl) << label << " " << weight_type_name(type);
+    test::expect_quality(q, type == WeightType::Q8_0 ? q8_bounds : q4_bounds,
+                         std::string(label) + " " + weight_type_name(type), "f32");
   }
   test::remove_tree(dir);
 }
