@@ -60,7 +60,7 @@ nlohmann::json report_to_json(const BenchReport& r) {
         {"context_length", r.context_length}}},
       {"cpu", {{"brand", r.cpu_brand}, {"logical_cores", r.logical_cores}}},
       {"kernels", r.kernels},
-      {"load", {{"mode", r.load_mode}, {"striped_matrices", r.striped_matrices}, {"seconds", r.load_seconds}}},
+      {"load", {{"mode", r.load_mode}, {"striped_matrices", r.striped_matrices}, {"tiled_matrices", r.tiled_matrices}, {"seconds", r.load_seconds}}},
       {"reps", r.reps},
       {"ceiling", {{"buffer_bytes", r.probe_buffer_bytes}, {"points", ceiling},
                    {"interleaved_with_decode", r.interleaved_ceiling}}},
@@ -107,8 +107,9 @@ std::string report_to_table(const BenchReport& r) {
   out += "load     " + r.load_mode + ", " + format("%.2f", r.load_seconds) + " s";
   if (r.load_seconds > 0)
     out += " (" + format("%.1f", gb(r.file_bytes) / r.load_seconds) + " GB/s)";
-  out += r.striped_matrices > 0 ? ", " + std::to_string(r.striped_matrices) + " wide matrices striped"
-                                : std::string(", plain layout");
+  if (r.striped_matrices > 0) out += ", " + std::to_string(r.striped_matrices) + " wide matrices striped";
+  if (r.tiled_matrices > 0) out += ", " + std::to_string(r.tiled_matrices) + " matrices in x16 tiles";
+  if (r.striped_matrices == 0 && r.tiled_matrices == 0) out += ", plain layout";
   out += "\nreps     " + std::to_string(r.reps) + " (medians shown)";
   out += r.interleaved_ceiling ? "; ceiling probed before each decode repetition, % ceil = median "
                                  "of the per-repetition ratios\n\n"

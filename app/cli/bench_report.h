@@ -46,6 +46,7 @@ struct BenchReport {
   bool interleaved_ceiling = false;  // ceiling measured before each decode repetition
   std::string load_mode;
   int striped_matrices = 0;  // laid out in column stripes at load (0: plain layout)
+  int tiled_matrices = 0;    // Q8_0/Q4_0 matrices in x16 row tiles at load
   double load_seconds = 0;
   int reps = 0;
   uint64_t probe_buffer_bytes = 0;

@@ -244,7 +244,7 @@ int run_bench(const std::vector<std::string>& argv) {
   load.context_length = std::min(max_context, needed);
   load.threads = thread_counts.front();
   load.kv_type = kv_type;
-  load.stripe_wide_matrices = layout_choice == "striped";
+  load.decode_layouts = layout_choice == "striped";
   int last_percent = -1;
   load.on_progress = [&](uint64_t done, uint64_t total) {
     const int percent = total ? static_cast<int>(done * 100 / total) : 100;
@@ -276,6 +276,7 @@ int run_bench(const std::vector<std::string>& argv) {
   report.kernels = kernels::active().isa;
   report.load_mode = load_choice;
   report.striped_matrices = info.striped_matrices;
+  report.tiled_matrices = info.tiled_matrices;
   report.load_seconds = info.load_seconds > 0 ? info.load_seconds : load_wall;
   report.reps = static_cast<int>(reps);
 

@@ -168,15 +168,18 @@ void matmul_q4_0_ref(const void* w, const ActBlock* x, float* y, int64_t rows, i
 // ================================================================================================
 
 namespace {
-const QuantKernelTable kReferenceTable = {quantize_act_ref, matvec_q8_0_ref, matvec_q4_0_ref,
-                                          matmul_q8_0_ref,  matmul_q4_0_ref, "reference"};
+const QuantKernelTable kReferenceTable = {quantize_act_ref,    matvec_q8_0_ref,    matvec_q4_0_ref,
+                                          matmul_q8_0_ref,     matmul_q4_0_ref,    matmul_q8_0_x16_ref,
+                                          matmul_q4_0_x16_ref, "reference"};
 #if defined(MAGNETAR_HAVE_QUANT_ASM)
-const QuantKernelTable kAvx2Table = {magnetar_quantize_act_avx2, magnetar_matvec_q8_0_avx2,
-                                     magnetar_matvec_q4_0_avx2,  magnetar_matmul_q8_0_avx2,
-                                     magnetar_matmul_q4_0_avx2,  "avx2"};
-const QuantKernelTable kVnniTable = {magnetar_quantize_act_avx2, magnetar_matvec_q8_0_avx512vnni,
-                                     magnetar_matvec_q4_0_avx512vnni, magnetar_matmul_q8_0_avx512vnni,
-                                     magnetar_matmul_q4_0_avx512vnni, "avx512vnni"};
+const QuantKernelTable kAvx2Table = {magnetar_quantize_act_avx2,       magnetar_matvec_q8_0_avx2,
+                                     magnetar_matvec_q4_0_avx2,        magnetar_matmul_q8_0_avx2,
+                                     magnetar_matmul_q4_0_avx2,        magnetar_matmul_q8_0_x16_avx2,
+                                     magnetar_matmul_q4_0_x16_avx2,    "avx2"};
+const QuantKernelTable kVnniTable = {magnetar_quantize_act_avx2,          magnetar_matvec_q8_0_avx512vnni,
+                                     magnetar_matvec_q4_0_avx512vnni,     magnetar_matmul_q8_0_avx512vnni,
+                                     magnetar_matmul_q4_0_avx512vnni,     magnetar_matmul_q8_0_x16_avx512vnni,
+                                     magnetar_matmul_q4_0_x16_avx512vnni, "avx512vnni"};
 #endif
 
 std::atomic<const QuantKernelTable*> g_active{nullptr};

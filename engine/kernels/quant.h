@@ -71,12 +71,39 @@ using MatvecQFn = void (*)(const void* w, const ActBlock* x, float* y, int64_t r
 using MatmulQFn = void (*)(const void* w, const ActBlock* x, float* y, int64_t rows, int64_t cols,
                            int64_t n_tokens, int64_t y_stride);
 
+// ---- The x16 tile layout (quant_tiles.cpp): a load-time rearrangement for decode speed ----
+// Row-major blocks make a matvec kernel read one stream per row and reduce each block's 8 int32
+// lanes horizontally. A tile of 16 consecutive rows instead lays out, per block column b, the 16
+// rows' scales, then the quants transposed so that one 64-byte run holds the same 4 elements of
+// all 16 rows: the kernel broadcasts 4 activation bytes, and every int32 lane of one vpdpbusd is
+// a different row's dot product. A tile is one sequential stream; a matrix keeps its byte size.
+//   Q8_0x16, per block column (544 bytes = 16 x 34):
+//     16 x half d (row order) | 8 runs g: byte 4r + j = row r's qs[4g + j] XOR 0x80 (q + 128)
+//   Q4_0x16, per block column (288 bytes = 16 x 18):
+//     16 x half d (row order) | 4 runs m: byte 4r + j = row r's qs[4m + j] (as stored: low
+//     nibble element 4m + j, high nibble element 16 + 4m + j)
+// A tiled matrix is its floor(rows / 16) tiles followed by the remaining rows, row-major.
+inline constexpr int64_t kTileRows = 16;
+// One tile: rows src[0..15] (row-major, row_bytes apart) -> dst (16 row_bytes). No aliasing.
+void tile_rows_q8_0(const void* src, void* dst, int64_t cols);
+void tile_rows_q4_0(const void* src, void* dst, int64_t cols);
+// Row r (< 16) of a tile back to FP32 (embedding lookups in a tiled table).
+void dequantize_tile_row_q8_0(const void* tile, int64_t r, float* y, int64_t cols);
+void dequantize_tile_row_q4_0(const void* tile, int64_t r, float* y, int64_t cols);
+
+// Decode and prefill over tiles: y[t * y_stride + r] = row r . token t for r < rows (a multiple
+// of 16), t < n_tokens; w points at the first tile (needs no alignment). Bit for bit the
+// row-major twins' numbers (matvec_q8_0_ref on the untiled rows) for every token count.
+using MatmulQx16Fn = MatmulQFn;
+
 struct QuantKernelTable {
   QuantizeActFn quantize_act;
   MatvecQFn matvec_q8_0;
   MatvecQFn matvec_q4_0;
   MatmulQFn matmul_q8_0;
   MatmulQFn matmul_q4_0;
+  MatmulQx16Fn matmul_q8_0_x16;
+  MatmulQx16Fn matmul_q4_0_x16;
   const char* isa;  // "avx512vnni", "avx2" or "reference"
 };
 
@@ -102,6 +129,10 @@ void matmul_q8_0_ref(const void* w, const ActBlock* x, float* y, int64_t rows, i
                      int64_t n_tokens, int64_t y_stride);
 void matmul_q4_0_ref(const void* w, const ActBlock* x, float* y, int64_t rows, int64_t cols,
                      int64_t n_tokens, int64_t y_stride);
+void matmul_q8_0_x16_ref(const void* w, const ActBlock* x, float* y, int64_t rows, int64_t cols,
+                         int64_t n_tokens, int64_t y_stride);
+void matmul_q4_0_x16_ref(const void* w, const ActBlock* x, float* y, int64_t rows, int64_t cols,
+                         int64_t n_tokens, int64_t y_stride);
 
 }  // namespace magnetar::quant
 
@@ -127,4 +158,13 @@ void magnetar_matvec_q8_0_avx512vnni(const void* w, const magnetar::quant::ActBl
                                      int64_t rows, int64_t cols);
 void magnetar_matvec_q4_0_avx512vnni(const void* w, const magnetar::quant::ActBlock* x, float* y,
                                      int64_t rows, int64_t cols);
+// asm/quant_x16_avx512vnni.asm and asm/quant_x16_avx2.asm: the x16 tile kernels
+void magnetar_matmul_q8_0_x16_avx512vnni(const void* w, const magnetar::quant::ActBlock* x, float* y,
+                                         int64_t rows, int64_t cols, int64_t n_tokens, int64_t y_stride);
+void magnetar_matmul_q4_0_x16_avx512vnni(const void* w, const magnetar::quant::ActBlock* x, float* y,
+                                         int64_t rows, int64_t cols, int64_t n_tokens, int64_t y_stride);
+void magnetar_matmul_q8_0_x16_avx2(const void* w, const magnetar::quant::ActBlock* x, float* y,
+                                   int64_t rows, int64_t cols, int64_t n_tokens, int64_t y_stride);
+void magnetar_matmul_q4_0_x16_avx2(const void* w, const magnetar::quant::ActBlock* x, float* y,
+                                   int64_t rows, int64_t cols, int64_t n_tokens, int64_t y_stride);
 }

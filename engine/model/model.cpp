@@ -5,6 +5,7 @@
 
 #include "kernels/kernels.h"
 #include "model/model_impl.h"
+#include "ops/quant_ops.h"
 #include "tokenizer/chat_template.h"
 
 namespace magnetar {
@@ -134,26 +135,35 @@ Status build_weights(const format::ModelFileView& v, const Config& c, Weights* w
   return Status::ok();
 }
 
-// Read mode owns its copy of the weights: lay the wide matrices out in column stripes, which a
-// decode pass reads near the bandwidth ceiling (ops/ops.h). A mapped file keeps the plain layout.
-// The embedding table is striped only when it is also the LM head: lookups read one row.
-int stripe_wide_matrices(uint8_t* writable, const uint8_t* file_data, const Config& c, Weights* w) {
+// Read mode owns its copy of the weights: lay the wide F16/F32 matrices out in column stripes
+// and the Q8_0/Q4_0 ones in x16 row tiles, which a decode pass reads near the bandwidth ceiling
+// (ops/ops.h, kernels/quant.h). A mapped file keeps the plain layout. The embedding table is
+// striped only when it is also the LM head (lookups read one row; tiles serve lookups too).
+struct DecodeLayouts {
+  int striped = 0, tiled = 0;
+};
+DecodeLayouts lay_out_for_decode(uint8_t* writable, const uint8_t* file_data, const Config& c, Weights* w) {
   std::vector<uint8_t> scratch;  // grows to the largest striped matrix, freed on return
-  int striped = 0;
-  auto stripe = [&](ops::Matrix* m) {
-    if (!ops::wants_stripes(*m)) return;
-    ops::stripe_in_place(m, writable + (static_cast<const uint8_t*>(m->data) - file_data), &scratch);
-    ++striped;
+  DecodeLayouts done;
+  auto lay_out = [&](ops::Matrix* m) {
+    uint8_t* own = writable + (static_cast<const uint8_t*>(m->data) - file_data);
+    if (ops::wants_x16_tiles(*m)) {
+      ops::tile_x16_in_place(m, own, &scratch);
+      ++done.tiled;
+    } else if (ops::wants_stripes(*m)) {
+      ops::stripe_in_place(m, own, &scratch);
+      ++done.striped;
+    }
   };
   for (LayerWeights& L : w->layers) {
-    stripe(&L.wqkv);
-    stripe(&L.wo);
-    stripe(&L.w_gate_up);
-    stripe(&L.w_down);
+    lay_out(&L.wqkv);
+    lay_out(&L.wo);
+    lay_out(&L.w_gate_up);
+    lay_out(&L.w_down);
   }
-  stripe(&w->output);
+  lay_out(&w->output);
   if (c.tied_embeddings) w->tok_embeddings = w->output;
-  return striped;
+  return done;
 }
 
 struct LoadProgress {
@@ -183,9 +193,9 @@ Status Model::load(const std::string& path, const LoadOptions& options,
   m->config = config_from_header(h);
   Config& c = m->config;
   MAGNETAR_TRY(build_weights(m->view, c, &m->weights).with_context(path));
-  int striped = 0;
-  if (uint8_t* writable = m->file.writable_data(); writable && options.stripe_wide_matrices)
-    striped = stripe_wide_matrices(writable, m->file.data(), c, &m->weights);
+  DecodeLayouts layouts;
+  if (uint8_t* writable = m->file.writable_data(); writable && options.decode_layouts)
+    layouts = lay_out_for_decode(writable, m->file.data(), c, &m->weights);
   MAGNETAR_TRY(m->tokenizer.load(m->view.tokenizer).with_context(path));
   if (m->tokenizer.vocab_size() > c.vocab_size)
     return Status::error(path + ": the tokenizer has " + std::to_string(m->tokenizer.vocab_size()) +
@@ -244,7 +254,8 @@ Status Model::load(const std::string& path, const LoadOptions& options,
   info.eog_ids = m->eog_ids;
   info.add_bos = (h.flags & format::kFlagAddBos) != 0;
   info.load_mode = options.mode;
-  info.striped_matrices = striped;
+  info.striped_matrices = layouts.striped;
+  info.tiled_matrices = layouts.tiled;
   info.load_seconds = platform::now_seconds() - t0;
   out->reset(new Model(std::move(m)));
   return Status::ok();

@@ -20,6 +20,9 @@ struct Matrix {
   format::DType dtype = format::DType::F32;
   int64_t rows = 0, cols = 0;
   int64_t stripe_cols = 0;  // 0: plain row-major
+  // Q8_0 / Q4_0 only: the first rows / 16 * 16 rows are in x16 tiles (kernels/quant.h), the
+  // rest row-major after them. Set at load by ops::tile_x16_in_place (ops/quant_ops.h).
+  bool x16_tiles = false;
 };
 
 // The stripe width the loader uses, and the narrowest matrix it stripes (2048..3072 columns

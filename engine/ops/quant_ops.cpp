@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <cstring>
 #include <vector>
 
 #include "kernels/quant.h"
@@ -14,6 +15,7 @@ namespace {
 // Rows per scheduling unit: whole 4-row groups of the asm kernels, so only a thread's last
 // unit can take the one-row path.
 constexpr int64_t kRowGranule = 16;
+static_assert(kRowGranule % quant::kTileRows == 0, "a thread's rows must be whole x16 tiles");
 // Below this many weight bytes (× tokens) the calling thread does all the work.
 constexpr int64_t kParallelMinBytes = 128 * 1024;
 // Prefill: weight bytes per row chunk, small enough to stay in L2 while every token passes.
@@ -51,6 +53,20 @@ void run_rows(const QuantJob& job, int64_t begin, int64_t end) {
   const int64_t blocks = w.cols / quant::kBlock;
   const quant::MatvecQFn fn = w.dtype == format::DType::Q8_0 ? job.k->matvec_q8_0 : job.k->matvec_q4_0;
   const auto* base = static_cast<const uint8_t*>(w.data);
+  const int64_t act_bytes = blocks * int64_t(sizeof(quant::ActBlock));
+  const int64_t token_chunk = std::max<int64_t>(8, kTokenChunkBytes / act_bytes / 8 * 8);
+  if (w.x16_tiles && begin < w.rows / quant::kTileRows * quant::kTileRows) {
+    // Whole tiles (begin is a multiple of kRowGranule, so of 16): each tile streams once per
+    // token chunk; the kernel takes the chunk's tokens in groups while the tile is in cache.
+    assert(begin % quant::kTileRows == 0 && "tiled rows are split in whole tiles");
+    const int64_t stop = std::min(end, w.rows / quant::kTileRows * quant::kTileRows);
+    const quant::MatmulQx16Fn mm = w.dtype == format::DType::Q8_0 ? job.k->matmul_q8_0_x16 : job.k->matmul_q4_0_x16;
+    for (int64_t t = 0; t < job.n_tokens; t += token_chunk)
+      mm(base + begin * bytes_per_row, job.x + t * blocks, job.y + t * w.rows + begin, stop - begin, w.cols,
+         std::min(token_chunk, job.n_tokens - t), w.rows);
+    begin = stop;
+    if (begin >= end) return;
+  }
   if (job.n_tokens == 1) {
     fn(base + begin * bytes_per_row, job.x, job.y + begin, end - begin, w.cols);
     return;
@@ -59,8 +75,6 @@ void run_rows(const QuantJob& job, int64_t begin, int64_t end) {
     // The kernels walk row tiles outermost, each tile's weights staying in L1/L2 while the
     // token chunk streams past, so the whole row range goes in one call per token chunk.
     const quant::MatmulQFn mm = w.dtype == format::DType::Q8_0 ? job.k->matmul_q8_0 : job.k->matmul_q4_0;
-    const int64_t act_bytes = blocks * int64_t(sizeof(quant::ActBlock));
-    const int64_t token_chunk = std::max<int64_t>(8, kTokenChunkBytes / act_bytes / 8 * 8);
     for (int64_t t = 0; t < job.n_tokens; t += token_chunk)
       mm(base + begin * bytes_per_row, job.x + t * blocks, job.y + t * w.rows + begin, end - begin, w.cols,
          std::min(token_chunk, job.n_tokens - t), w.rows);
@@ -112,11 +126,38 @@ void matmul_quantized(ThreadPool& pool, const Matrix& w, const float* x, int64_t
 
 void embedding_row_quantized(const Matrix& w, int64_t row, float* out) {
   assert(row >= 0 && row < w.rows && "embedding_row_quantized: row out of range (validate token ids)");
+  if (w.x16_tiles && row < w.rows / quant::kTileRows * quant::kTileRows) {
+    const int64_t first = row / quant::kTileRows * quant::kTileRows;
+    const uint8_t* tile = static_cast<const uint8_t*>(w.data) + first * row_bytes(w);
+    if (w.dtype == format::DType::Q8_0)
+      quant::dequantize_tile_row_q8_0(tile, row - first, out, w.cols);
+    else
+      quant::dequantize_tile_row_q4_0(tile, row - first, out, w.cols);
+    return;
+  }
   const uint8_t* base = static_cast<const uint8_t*>(w.data) + row * row_bytes(w);
   if (w.dtype == format::DType::Q8_0)
     quant::dequantize_row_q8_0(reinterpret_cast<const quant::BlockQ8_0*>(base), out, w.cols);
   else
     quant::dequantize_row_q4_0(reinterpret_cast<const quant::BlockQ4_0*>(base), out, w.cols);
+}
+
+bool wants_x16_tiles(const Matrix& w) {
+  return !w.x16_tiles && w.stripe_cols == 0 && w.rows >= quant::kTileRows && w.cols > 0 &&
+         w.cols % quant::kBlock == 0 && (w.dtype == format::DType::Q8_0 || w.dtype == format::DType::Q4_0);
+}
+
+void tile_x16_in_place(Matrix* w, void* writable, std::vector<uint8_t>* scratch) {
+  assert(wants_x16_tiles(*w) && writable == w->data && "tile_x16_in_place: check wants_x16_tiles()");
+  const int64_t tile_bytes = quant::kTileRows * row_bytes(*w);
+  if (int64_t(scratch->size()) < tile_bytes) scratch->resize(size_t(tile_bytes));
+  auto* out = static_cast<uint8_t*>(writable);
+  for (int64_t r = 0; r + quant::kTileRows <= w->rows; r += quant::kTileRows, out += tile_bytes) {
+    std::memcpy(scratch->data(), out, size_t(tile_bytes));
+    if (w->dtype == format::DType::Q8_0) quant::tile_rows_q8_0(scratch->data(), out, w->cols);
+    else quant::tile_rows_q4_0(scratch->data(), out, w->cols);
+  }
+  w->x16_tiles = true;
 }
 
 }  // namespace magnetar::ops

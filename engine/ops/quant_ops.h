@@ -3,6 +3,7 @@
 // pool. ops::matvec / ops::matmul hand quantized matrices to these.
 #pragma once
 #include <cstdint>
+#include <vector>
 
 #include "core/thread_pool.h"
 #include "ops/ops.h"
@@ -11,12 +12,19 @@ namespace magnetar::ops {
 
 // y[rows] = w · x[cols]; w.dtype is Q8_0 or Q4_0, w.cols a multiple of 32.
 void matvec_quantized(ThreadPool& pool, const Matrix& w, const float* x, float* y);
-// y[n_tokens, rows] = x[n_tokens, cols] · wᵀ. From 4 tokens: the prefill kernels (register
+// y[n_tokens, rows] = x[n_tokens, cols] · wᵀ. Tiled rows (Matrix::x16_tiles): the x16 kernel, one
+// call per thread's rows and token chunk, for any token count. Row-major rows: from 4 tokens: the prefill kernels (register
 // tiles of rows × tokens), one call per thread's rows and per token chunk that fits in L2, each
 // output bit-identical to the matvec twin's for that token. 2–3 tokens: the matvec per token
 // over row chunks that stay in cache while every token passes over them.
 void matmul_quantized(ThreadPool& pool, const Matrix& w, const float* x, int64_t n_tokens, float* y);
 // out[cols] = row `row` of a Q8_0 / Q4_0 matrix, dequantized (embedding lookups).
 void embedding_row_quantized(const Matrix& w, int64_t row, float* out);
+
+// Whether tile_x16_in_place() would tile w: a row-major Q8_0 / Q4_0 matrix of at least 16 rows.
+bool wants_x16_tiles(const Matrix& w);
+// Rewrites w's whole 16-row groups into x16 tiles in place (`writable` is w->data, memory the
+// caller owns) and sets w->x16_tiles; scratch holds one group of rows. A load-time step.
+void tile_x16_in_place(Matrix* w, void* writable, std::vector<uint8_t>* scratch);
 
 }  // namespace magnetar::ops

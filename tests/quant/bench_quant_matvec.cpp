@@ -1,6 +1,6 @@
 // Benchmark program (not a test): GB/s of the Q8_0 / Q4_0 matrix–vector kernels on a matrix far
-// larger than the caches, at 1 and 2 threads, against a plain streaming read of a buffer of the
-// same size (the read ceiling). Reports medians and the ratio to the ceiling.
+// larger than the caches — row-major rows and x16 tiles (kernels/quant.h) — at 1 and 2 threads,
+// against a plain streaming read of the same bytes (the read ceiling). Reports medians and the ratio to the ceiling.
 // Then prefill: ops::matmul on F16 weights against ops::matmul_quantized on Q8_0 / Q4_0 (same
 // matrix, 64 tokens), in tokens × rows × cols multiply-adds per second.
 //   magnetar_bench_quant [rows cols] [--reps N] [--kernels reference|avx2|avx512vnni]
@@ -136,32 +136,46 @@ int main(int argc, char** argv) {
     q::quantize_row_q4_0(row.data(), reinterpret_cast<q::BlockQ4_0*>(w4.data() + r * q::row_bytes_q4_0(cols)), cols);
   }
 
+  // The same rows in x16 tiles (whole tiles only: the tile kernels' part of a decode step).
+  const int64_t tiled_rows = rows / q::kTileRows * q::kTileRows;
+  std::vector<uint8_t> t8(w8), t4(w4);
+  for (int64_t r = 0; r < tiled_rows; r += q::kTileRows) {
+    q::tile_rows_q8_0(w8.data() + r * q::row_bytes_q8_0(cols), t8.data() + r * q::row_bytes_q8_0(cols), cols);
+    q::tile_rows_q4_0(w4.data() + r * q::row_bytes_q4_0(cols), t4.data() + r * q::row_bytes_q4_0(cols), cols);
+  }
+
   std::atomic<uint64_t> sink{0};
-  std::printf("%-8s %7s %10s %10s %8s   %10s %10s %8s\n", "type", "threads", "GB/s", "read GB/s",
-              "ratio", "best GB/s", "best read", "ratio");
+  std::printf("%-8s %-6s %7s %10s %10s %8s   %10s %10s %8s\n", "type", "layout", "threads", "GB/s",
+              "read GB/s", "ratio", "best GB/s", "best read", "ratio");
   for (int n_threads : {1, 2}) {
-    for (int type = 0; type < 2; ++type) {
-      const std::vector<uint8_t>& w = type == 0 ? w8 : w4;
+    for (int kind = 0; kind < 4; ++kind) {
+      const int type = kind % 2;
+      const bool tiles = kind >= 2;
+      if (tiles && tiled_rows == 0) continue;
+      const std::vector<uint8_t>& w = tiles ? (type == 0 ? t8 : t4) : (type == 0 ? w8 : w4);
       const int64_t row_bytes = type == 0 ? q::row_bytes_q8_0(cols) : q::row_bytes_q4_0(cols);
       const q::MatvecQFn fn = type == 0 ? table.matvec_q8_0 : table.matvec_q4_0;
+      const q::MatmulQx16Fn fn16 = type == 0 ? table.matmul_q8_0_x16 : table.matmul_q4_0_x16;
+      const int64_t used_rows = tiles ? tiled_rows : rows;
       const auto slice = [&](int t, int64_t* begin, int64_t* end) {
-        const int64_t per = (rows / n_threads + 3) / 4 * 4;  // keep the 4-row groups whole
-        *begin = std::min(rows, per * t);
-        *end = t == n_threads - 1 ? rows : std::min(rows, per * (t + 1));
+        const int64_t per = (used_rows / n_threads + 15) / 16 * 16;  // whole tiles and row groups
+        *begin = std::min(used_rows, per * t);
+        *end = t == n_threads - 1 ? used_rows : std::min(used_rows, per * (t + 1));
       };
       const Timing kernel_s = time_repetitions(n_threads, reps, [&](int t) {
         int64_t b, e;
         slice(t, &b, &e);
-        fn(w.data() + b * row_bytes, xq.data(), y.data() + b, e - b, cols);
+        if (tiles) fn16(w.data() + b * row_bytes, xq.data(), y.data() + b, e - b, cols, 1, used_rows);
+        else fn(w.data() + b * row_bytes, xq.data(), y.data() + b, e - b, cols);
       });
       const Timing read_s = time_repetitions(n_threads, reps, [&](int t) {
         int64_t b, e;
         slice(t, &b, &e);
         sink += stream_read(w.data() + b * row_bytes, w.data() + e * row_bytes);
       });
-      const double bytes = double(w.size());
-      std::printf("%-8s %7d %10.2f %10.2f %7.1f%%   %10.2f %10.2f %7.1f%%\n",
-                  type == 0 ? "q8_0" : "q4_0", n_threads, bytes / kernel_s.median * 1e-9,
+      const double bytes = double(used_rows * row_bytes);
+      std::printf("%-8s %-6s %7d %10.2f %10.2f %7.1f%%   %10.2f %10.2f %7.1f%%\n",
+                  type == 0 ? "q8_0" : "q4_0", tiles ? "x16" : "rows", n_threads, bytes / kernel_s.median * 1e-9,
                   bytes / read_s.median * 1e-9, 100.0 * read_s.median / kernel_s.median,
                   bytes / kernel_s.best * 1e-9, bytes / read_s.best * 1e-9,
                   100.0 * read_s.best / kernel_s.best);

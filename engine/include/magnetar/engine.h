@@ -39,9 +39,10 @@ struct LoadOptions {
   int context_length = 0;  // KV cache size in tokens; 0 = the model's maximum, capped at 4096
   int threads = 0;         // 0 = automatic
   KvType kv_type = KvType::F32;
-  // Read mode: lay F16/F32 matrices wider than 3072 columns out in column stripes, which decode
-  // reads ~15% faster (docs/PERFORMANCE.md). Off = the file's plain row-major layout (to measure).
-  bool stripe_wide_matrices = true;
+  // Read mode: rearrange the weights for the decode kernels (docs/PERFORMANCE.md): F16/F32
+  // matrices wider than 3072 columns into column stripes (~15% faster decode), Q8_0/Q4_0
+  // matrices into x16 row tiles (kernels/quant.h). Off = the file's row-major layout (to measure).
+  bool decode_layouts = true;
   std::function<void(uint64_t done, uint64_t total)> on_progress;
   const std::atomic<bool>* cancel = nullptr;
 };
@@ -64,6 +65,7 @@ struct ModelInfo {
   double load_seconds = 0;
   LoadMode load_mode = LoadMode::Read;
   int striped_matrices = 0;  // matrices laid out in column stripes at load (LoadOptions)
+  int tiled_matrices = 0;    // Q8_0/Q4_0 matrices laid out in x16 row tiles at load
 };
 
 struct SamplerParams {

@@ -1,0 +1,202 @@
+; Q8_0 / Q4_0 decode and prefill over x16 tiles (engine/kernels/quant.h, "The x16 tile layout")
+; with AVX2 (no VNNI): the fallback of asm/quant_x16_avx512vnni.asm, same contract and twins
+; (matmul_q8_0_x16_ref, matmul_q4_0_x16_ref in engine/kernels/quant_tiles.cpp), bit for bit.
+;
+; A YMM register holds one 32-byte half of a run: elements 4k..4k+3 of 8 rows. Per half and
+; token, vpmaddubsw against the token's dword k broadcast, then vpmaddwd with ones, gives each of
+; the 8 rows its int32 block dot in its own lane — no horizontal sums.
+;   Q8_0: the stored q + 128 is turned back into q (XOR 0x80); u8 |q| times sign(q) * x keeps
+;         vpmaddubsw's pair sums within int16 (q and x lie in [-127, 127]).
+;   Q4_0: nibble times x is at most 15 * 127 per product, so the int16 sums of all eight
+;         products of a row's dword pairs fit (8 * 2 * 1905 < 32768) and are widened once; the
+;         "- 8 * sum(x)" comes off the int32 dot exactly.
+; Then, as the twin: y += float(dot) * (d_w * d_x), each operation rounded on its own, in block
+; order. Tokens go in groups of 4, then 1, each group one pass over the tile.
+
+%include "quant_common.inc"
+
+%define arg5 g5           ; n_tokens (then: blocks left in the pass)
+%define arg6 g6           ; y_stride (floats, then bytes)
+
+%define X16_Q8_BLOCK 544  ; 16 x 34
+%define X16_Q4_BLOCK 288  ; 16 x 18
+
+RODATA
+align 32
+x16a_sign_bytes: times 32 db 0x80
+x16a_low_nibble: times 32 db 0x0f
+x16a_ones16:     times 16 dw 1
+
+; Registers through a call (as the VNNI kernel):
+;   g0 = the tile's first block        g1 = ActBlocks of token 0      g2 = y of the tile's row 0
+;   g3 = rows left                     g4 = blocks per row            g6 = y_stride (bytes)
+;   g7 = token stride (bytes)          g8 = 3 x token stride          g9 = block cursor
+;   g10 = ActBlocks of the group's token 0        g11 = its block cursor
+;   g13 = tokens left                  g14 = y of the group's token 0      [rsp] = n_tokens
+;   ymm8..15 = FP32 sums: half h, token t in ymm(8 + 4h + t)   ymm0..3 = int sums of tokens 0..3
+;   ymm4..7 = scratch
+
+; X16A_TOKEN_ADDR t: the address of token t's current ActBlock
+%macro X16A_TOKEN_ADDR 1
+  %if %1 == 0
+    %define X16A_T g11
+  %elif %1 == 1
+    %define X16A_T g11 + g7
+  %elif %1 == 2
+    %define X16A_T g11 + 2 * g7
+  %else
+    %define X16A_T g11 + g8
+  %endif
+%endmacro
+
+; X16A_HALF type (8 or 4), half (0 or 1), tokens (4 or 1): the block's int32 dots of rows
+; 8h..8h+7 with each token (ymm0..), then their scaled sums added to the FP32 accumulators.
+%macro X16A_HALF 3
+  %assign t 0
+  %rep %3
+    vpxor ymm%[t], ymm%[t], ymm%[t]
+    %assign t t + 1
+  %endrep
+  %if %1 == 8
+    %assign k 0
+    %rep 8
+      vmovdqu ymm5, [g9 + 32 + 64 * k + 32 * %2]
+      vpxor ymm5, ymm5, [rel x16a_sign_bytes]      ; q
+      vpabsb ymm4, ymm5                            ; |q|
+      %assign t 0
+      %rep %3
+        X16A_TOKEN_ADDR t
+        vpbroadcastd ymm7, [X16A_T + ACT_QS + 4 * k]
+        vpsignb ymm7, ymm7, ymm5                   ; x * sign(q)
+        vpmaddubsw ymm7, ymm4, ymm7
+        vpmaddwd ymm7, ymm7, [rel x16a_ones16]
+        vpaddd ymm%[t], ymm%[t], ymm7
+        %assign t t + 1
+      %endrep
+      %assign k k + 1
+    %endrep
+  %else
+    %assign m 0
+    %rep 4
+      vmovdqu ymm5, [g9 + 32 + 64 * m + 32 * %2]
+      vpand ymm4, ymm5, [rel x16a_low_nibble]      ; elements 4m..4m+3
+      vpsrlw ymm5, ymm5, 4
+      vpand ymm5, ymm5, [rel x16a_low_nibble]      ; elements 16+4m..16+4m+3
+      %assign t 0
+      %rep %3
+        X16A_TOKEN_ADDR t
+        vpbroadcastd ymm7, [X16A_T + ACT_QS + 4 * m]
+        vpmaddubsw ymm7, ymm4, ymm7
+        vpbroadcastd ymm6, [X16A_T + ACT_QS + 16 + 4 * m]
+        vpmaddubsw ymm6, ymm5, ymm6
+        vpaddw ymm7, ymm7, ymm6
+        vpaddw ymm%[t], ymm%[t], ymm7              ; int16: 16 products of at most 1905
+        %assign t t + 1
+      %endrep
+      %assign m m + 1
+    %endrep
+    %assign t 0
+    %rep %3
+      X16A_TOKEN_ADDR t
+      vpmaddwd ymm%[t], ymm%[t], [rel x16a_ones16]
+      vpbroadcastd ymm6, [X16A_T + ACT_SUM]
+      vpslld ymm6, ymm6, 3
+      vpsubd ymm%[t], ymm%[t], ymm6                ; - 8 * sum(x)
+      %assign t t + 1
+    %endrep
+  %endif
+  vcvtph2ps ymm4, [g9 + 16 * %2]                   ; d_w of the 8 rows
+  %assign t 0
+  %rep %3
+    X16A_TOKEN_ADDR t
+    %assign acc 8 + 4 * %2 + t
+    vcvtdq2ps ymm%[t], ymm%[t]
+    vbroadcastss ymm5, [X16A_T + ACT_D]
+    vmulps ymm5, ymm5, ymm4                        ; d_w * d_x
+    vmulps ymm%[t], ymm%[t], ymm5
+    vaddps ymm%[acc], ymm%[acc], ymm%[t]
+    %assign t t + 1
+  %endrep
+%endmacro
+
+; X16A_PASS type, block_bytes, tokens (4 or 1): one pass over the tile for the group's tokens
+%macro X16A_PASS 3
+  mov g9, g0
+  mov g11, g10
+  mov g5, g4
+  %assign t 0
+  %rep %3
+    %assign acc0 8 + t
+    %assign acc1 12 + t
+    vxorps ymm%[acc0], ymm%[acc0], ymm%[acc0]
+    vxorps ymm%[acc1], ymm%[acc1], ymm%[acc1]
+    %assign t t + 1
+  %endrep
+%%block:
+  X16A_HALF %1, 0, %3
+  X16A_HALF %1, 1, %3
+  add g9, %2
+  add g11, ACT_BLOCK
+  dec g5
+  jnz %%block
+  mov g5, g14
+  %assign t 0
+  %rep %3
+    %assign acc0 8 + t
+    %assign acc1 12 + t
+    vmovups [g5], ymm%[acc0]
+    vmovups [g5 + 32], ymm%[acc1]
+    %if t + 1 < %3
+      add g5, g6
+    %endif
+    %assign t t + 1
+  %endrep
+%endmacro
+
+; X16A_BODY type, block_bytes
+%macro X16A_BODY 2
+  test arg3, arg3
+  jle .exit
+  test arg5, arg5
+  jle .exit
+  sub rsp, 16
+  mov [rsp], arg5
+  shr arg4, 5                                      ; blocks per row
+  imul g7, arg4, ACT_BLOCK
+  lea g8, [g7 + 2 * g7]
+  shl arg6, 2
+.tile:
+  mov g13, [rsp]
+  mov g10, g1
+  mov g14, g2
+.group4:
+  cmp g13, 4
+  jb .group1
+  X16A_PASS %1, %2, 4
+  sub g13, 4
+  lea g10, [g10 + 4 * g7]
+  lea g14, [g14 + 4 * g6]
+  jmp .group4
+.group1:
+  test g13, g13
+  jz .tile_done
+  X16A_PASS %1, %2, 1
+  dec g13
+  add g10, g7
+  add g14, g6
+  jmp .group1
+.tile_done:
+  mov g0, g9                                       ; the next tile follows this one
+  add g2, 64
+  sub arg3, 16
+  jg .tile
+  add rsp, 16
+.exit:
+  RET
+%endmacro
+
+FUNCTION matmul_q8_0_x16_avx2, 7, 15, 16
+  X16A_BODY 8, X16_Q8_BLOCK
+
+FUNCTION matmul_q4_0_x16_avx2, 7, 15, 16
+  X16A_BODY 4, X16_Q4_BLOCK

@@ -1,0 +1,83 @@
+#include "quant_test_util.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cfloat>
+#include <cmath>
+
+extern "C" uint64_t magnetar_checked_call(const void* fn, const int64_t* args, const uint64_t* seeds);
+
+namespace magnetar::quant {
+
+// Twin and asm differ only in the order of FP32 additions: allow a few ulps per term.
+constexpr double kSummationOrderUlpsPerTerm = 4.0;
+
+int64_t row_bytes_of(format::DType dtype, int64_t cols) {
+  return dtype == format::DType::Q8_0 ? row_bytes_q8_0(cols) : row_bytes_q4_0(cols);
+}
+
+QuantMatrix make_matrix(format::DType dtype, int64_t rows, int64_t cols, std::mt19937& rng) {
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::vector<float> row(cols);
+  QuantMatrix m;
+  m.rows = rows;
+  m.cols = cols;
+  const int64_t row_bytes = row_bytes_of(dtype, cols);
+  m.storage.assign(size_t(rows * row_bytes + 2 + 64), 0xcd);
+  uint8_t* base = m.storage.data() + 2;
+  for (int64_t r = 0; r < rows; ++r) {
+    const float scale = std::ldexp(1.0f, int(r % 9) - 4);
+    for (float& v : row) v = normal(rng) * scale;
+    if (dtype == format::DType::Q8_0)
+      quantize_row_q8_0(row.data(), reinterpret_cast<BlockQ8_0*>(base + r * row_bytes), cols);
+    else
+      quantize_row_q4_0(row.data(), reinterpret_cast<BlockQ4_0*>(base + r * row_bytes), cols);
+  }
+  m.data = base;
+  return m;
+}
+
+std::vector<float> make_activation(int64_t cols, std::mt19937& rng) {
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::vector<float> x(cols);
+  for (int64_t i = 0; i < cols; ++i) x[i] = normal(rng) * (i % 97 == 0 ? 20.0f : 1.0f);
+  return x;
+}
+
+const char* type_name(format::DType dtype) { return dtype == format::DType::Q8_0 ? "q8_0" : "q4_0"; }
+
+std::vector<double> order_tolerance(format::DType dtype, const QuantMatrix& m, const std::vector<ActBlock>& x) {
+  const int64_t n_blocks = m.cols / 32;
+  std::vector<float> w(m.cols);
+  std::vector<double> tol(m.rows);
+  const int64_t row_bytes = row_bytes_of(dtype, m.cols);
+  for (int64_t r = 0; r < m.rows; ++r) {
+    const uint8_t* row = static_cast<const uint8_t*>(m.data) + r * row_bytes;
+    if (dtype == format::DType::Q8_0)
+      dequantize_row_q8_0(reinterpret_cast<const BlockQ8_0*>(row), w.data(), m.cols);
+    else
+      dequantize_row_q4_0(reinterpret_cast<const BlockQ4_0*>(row), w.data(), m.cols);
+    double abs_sum = 0;
+    for (int64_t c = 0; c < m.cols; ++c) abs_sum += std::fabs(double(w[c]) * x[c / 32].qs[c % 32] * x[c / 32].d);
+    tol[r] = kSummationOrderUlpsPerTerm * double(FLT_EPSILON) * double(n_blocks + 8) * abs_sum + 1e-30;
+  }
+  return tol;
+}
+
+void expect_sentinels(const std::vector<float>& y, int64_t rows) {
+  for (int64_t i = rows; i < rows + kGuard; ++i) ASSERT_EQ(y[i], kSentinel) << "write past row " << rows;
+}
+
+uint64_t checked_call(const void* fn, const std::vector<int64_t>& args) {
+  static std::mt19937_64 rng(0x9e3779b9);
+  int64_t packed[10] = {};
+  std::copy(args.begin(), args.end(), packed);
+  uint64_t seeds[48];
+  for (uint64_t& s : seeds) s = rng();
+  return magnetar_checked_call(fn, packed, seeds);
+}
+
+int64_t as_arg(const void* p) { return int64_t(reinterpret_cast<intptr_t>(p)); }
+
+}  // namespace magnetar::quant

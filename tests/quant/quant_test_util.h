@@ -1,0 +1,41 @@
+// Shared by the quant kernel tests: random quantized matrices (misaligned on purpose) and
+// activations, the summation-order tolerance of a kernel against its twin, sentinel checks, and
+// calls through the checkasm trampoline.
+#pragma once
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "format/model_format.h"
+#include "kernels/quant.h"
+
+namespace magnetar::quant {
+
+constexpr float kSentinel = -12345.678f;
+constexpr int kGuard = 8;  // sentinel floats after each output
+
+struct QuantMatrix {
+  std::vector<uint8_t> storage;
+  void* data = nullptr;  // starts 2 bytes into storage: no 4-byte (or wider) alignment
+  int64_t rows = 0, cols = 0;
+};
+
+// Rows of normal values, each row scaled by a different power of two, quantized by GGML's rules.
+QuantMatrix make_matrix(format::DType dtype, int64_t rows, int64_t cols, std::mt19937& rng);
+std::vector<float> make_activation(int64_t cols, std::mt19937& rng);
+const char* type_name(format::DType dtype);
+int64_t row_bytes_of(format::DType dtype, int64_t cols);
+
+// Per-row bound on a kernel's difference from its twin when only the order of FP32 additions
+// differs: a few ulps per term of the row's sum of |term|. m is row-major.
+std::vector<double> order_tolerance(format::DType dtype, const QuantMatrix& m, const std::vector<ActBlock>& x);
+
+void expect_sentinels(const std::vector<float>& y, int64_t rows);
+
+// fn(args...) through the shared checkasm trampoline (tests/kernels/checked_call.asm) with random
+// seeds in every callee-saved register (xmm6-15 too on Win64); returns the mask of those not
+// restored.
+uint64_t checked_call(const void* fn, const std::vector<int64_t>& args);
+int64_t as_arg(const void* p);
+
+}  // namespace magnetar::quant
