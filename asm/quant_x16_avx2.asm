@@ -11,7 +11,8 @@
 ;         products of a row's dword pairs fit (8 * 2 * 1905 < 32768) and are widened once; the
 ;         "- 8 * sum(x)" comes off the int32 dot exactly.
 ; Then, as the twin: y += float(dot) * (d_w * d_x), each operation rounded on its own, in block
-; order. Tokens go in groups of 4, then 1, each group one pass over the tile.
+; order. Tokens go in groups of 4, then 1, each group one pass over the tile; a single token
+; passes over four tiles at once where there are four.
 
 %include "quant_common.inc"
 
@@ -32,6 +33,7 @@ x16a_ones16:     times 16 dw 1
 ;   g3 = rows left                     g4 = blocks per row            g6 = y_stride (bytes)
 ;   g7 = token stride (bytes)          g8 = 3 x token stride          g9 = block cursor
 ;   g10 = ActBlocks of the group's token 0        g11 = its block cursor
+;   g12 / g13 = 1 / 3 x the tile's bytes (four-tile decode)
 ;   g13 = tokens left                  g14 = y of the group's token 0      [rsp] = n_tokens
 ;   ymm8..15 = FP32 sums: half h, token t in ymm(8 + 4h + t)   ymm0..3 = int sums of tokens 0..3
 ;   ymm4..7 = scratch
@@ -49,9 +51,10 @@ x16a_ones16:     times 16 dw 1
   %endif
 %endmacro
 
-; X16A_HALF type (8 or 4), half (0 or 1), tokens (4 or 1): the block's int32 dots of rows
-; 8h..8h+7 with each token (ymm0..), then their scaled sums added to the FP32 accumulators.
-%macro X16A_HALF 3
+; X16A_HALF type (8 or 4), half (0 or 1), tokens (4 or 1), block pointer, first accumulator:
+; the block's int32 dots of rows 8h..8h+7 with each token (ymm0..), then their scaled sums added
+; to the FP32 accumulators (token t: ymm<first + t>).
+%macro X16A_HALF 5
   %assign t 0
   %rep %3
     vpxor ymm%[t], ymm%[t], ymm%[t]
@@ -60,7 +63,7 @@ x16a_ones16:     times 16 dw 1
   %if %1 == 8
     %assign k 0
     %rep 8
-      vmovdqu ymm5, [g9 + 32 + 64 * k + 32 * %2]
+      vmovdqu ymm5, [%4 + 32 + 64 * k + 32 * %2]
       vpxor ymm5, ymm5, [rel x16a_sign_bytes]      ; q
       vpabsb ymm4, ymm5                            ; |q|
       %assign t 0
@@ -78,7 +81,7 @@ x16a_ones16:     times 16 dw 1
   %else
     %assign m 0
     %rep 4
-      vmovdqu ymm5, [g9 + 32 + 64 * m + 32 * %2]
+      vmovdqu ymm5, [%4 + 32 + 64 * m + 32 * %2]
       vpand ymm4, ymm5, [rel x16a_low_nibble]      ; elements 4m..4m+3
       vpsrlw ymm5, ymm5, 4
       vpand ymm5, ymm5, [rel x16a_low_nibble]      ; elements 16+4m..16+4m+3
@@ -105,11 +108,11 @@ x16a_ones16:     times 16 dw 1
       %assign t t + 1
     %endrep
   %endif
-  vcvtph2ps ymm4, [g9 + 16 * %2]                   ; d_w of the 8 rows
+  vcvtph2ps ymm4, [%4 + 16 * %2]                   ; d_w of the 8 rows
   %assign t 0
   %rep %3
     X16A_TOKEN_ADDR t
-    %assign acc 8 + 4 * %2 + t
+    %assign acc %5 + t
     vcvtdq2ps ymm%[t], ymm%[t]
     vbroadcastss ymm5, [X16A_T + ACT_D]
     vmulps ymm5, ymm5, ymm4                        ; d_w * d_x
@@ -133,8 +136,8 @@ x16a_ones16:     times 16 dw 1
     %assign t t + 1
   %endrep
 %%block:
-  X16A_HALF %1, 0, %3
-  X16A_HALF %1, 1, %3
+  X16A_HALF %1, 0, %3, g9, 8
+  X16A_HALF %1, 1, %3, g9, 12
   add g9, %2
   add g11, ACT_BLOCK
   dec g5
@@ -150,6 +153,53 @@ x16a_ones16:     times 16 dw 1
       add g5, g6
     %endif
     %assign t t + 1
+  %endrep
+%endmacro
+
+; X16A_TILE_ADDR i: X16A_P = the block cursor of tile i of a multi-tile decode (g12 = tile
+; bytes, g13 = 3 x tile bytes)
+%macro X16A_TILE_ADDR 1
+  %if %1 == 0
+    %define X16A_P g9
+  %elif %1 == 1
+    %define X16A_P g9 + g12
+  %elif %1 == 2
+    %define X16A_P g9 + 2 * g12
+  %else
+    %define X16A_P g9 + g13
+  %endif
+%endmacro
+
+; X16A_DECODE type, block_bytes: one token over four consecutive tiles at once (four sequential
+; streams, as the VNNI kernel); tile i's halves sum in ymm(8 + 2i) and ymm(9 + 2i); y of the 64
+; rows at g14. Leaves g9 at the end of the first tile.
+%macro X16A_DECODE 2
+  mov g9, g0
+  imul g12, g4, %2
+  lea g13, [g12 + 2 * g12]
+  mov g11, g10
+  mov g5, g4
+  %assign acc 8
+  %rep 8
+    vxorps ymm%[acc], ymm%[acc], ymm%[acc]
+    %assign acc acc + 1
+  %endrep
+%%block:
+  %assign i 0
+  %rep 4
+    X16A_TILE_ADDR i
+    X16A_HALF %1, 0, 1, X16A_P, 8 + 2 * i
+    X16A_HALF %1, 1, 1, X16A_P, 9 + 2 * i
+    %assign i i + 1
+  %endrep
+  add g9, %2
+  add g11, ACT_BLOCK
+  dec g5
+  jnz %%block
+  %assign acc 8
+  %rep 8
+    vmovups [g14 + 32 * (acc - 8)], ymm%[acc]
+    %assign acc acc + 1
   %endrep
 %endmacro
 
@@ -169,6 +219,16 @@ x16a_ones16:     times 16 dw 1
   mov g13, [rsp]
   mov g10, g1
   mov g14, g2
+  cmp g13, 1
+  jne .group4
+  cmp arg3, 64
+  jl .group4
+  X16A_DECODE %1, %2
+  lea g0, [g9 + g13]                               ; the tile after the four
+  add g2, 4 * 64
+  sub arg3, 4 * 16
+  jg .tile
+  jmp .done
 .group4:
   cmp g13, 4
   jb .group1
@@ -190,6 +250,7 @@ x16a_ones16:     times 16 dw 1
   add g2, 64
   sub arg3, 16
   jg .tile
+.done:
   add rsp, 16
 .exit:
   RET
