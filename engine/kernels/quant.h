@@ -10,7 +10,8 @@
 //   d is stored as IEEE half (kernels::f32_to_f16_scalar, round to nearest even, as GGML's
 //   GGML_FP32_TO_FP16); 1/d is taken from the unrounded d.
 //   Q4_0 packs element j in the low nibble of qs[j] and element j + 16 in its high nibble.
-// A quantized matrix [rows, cols] is row-major: each row is cols / 32 blocks, rows contiguous.
+// A quantized matrix [rows, cols] is row-major in the file: each row is cols / 32 blocks, rows
+// contiguous. A loaded model rearranges it into x16 tiles (below) for the decode kernels.
 //
 // The kernels multiply such a matrix by an FP32 vector quantized once per call to int8 blocks
 // (ActBlock: symmetric, d = amax / 127, round to nearest even) and use integer dot products per

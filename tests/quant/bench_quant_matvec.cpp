@@ -1,8 +1,8 @@
 // Benchmark program (not a test): GB/s of the Q8_0 / Q4_0 matrix–vector kernels on a matrix far
 // larger than the caches — row-major rows and x16 tiles (kernels/quant.h) — at 1 and 2 threads,
 // against a plain streaming read of the same bytes (the read ceiling). Reports medians and the ratio to the ceiling.
-// Then prefill: ops::matmul on F16 weights against ops::matmul_quantized on Q8_0 / Q4_0 (same
-// matrix, 64 tokens), in tokens × rows × cols multiply-adds per second.
+// Then prefill: ops::matmul on F16 weights against ops::matmul_quantized on Q8_0 / Q4_0, row-major
+// and in x16 tiles (same matrix, 64 tokens), in tokens × rows × cols multiply-adds per second.
 //   magnetar_bench_quant [rows cols] [--reps N] [--kernels reference|avx2|avx512vnni]
 #include <immintrin.h>
 
@@ -190,26 +190,31 @@ int main(int argc, char** argv) {
     for (auto& h : w16) h = magnetar::kernels::f32_to_f16_scalar(normal(rng) * 0.1f);
     std::printf("\nprefill, %lld tokens x %lld rows x %lld cols, median of %d\n", (long long)n_tokens,
                 (long long)prows, (long long)cols, reps);
-    std::printf("%-8s %7s %12s %10s\n", "type", "threads", "GMAC/s", "vs f16");
+    std::printf("%-8s %-6s %7s %12s %10s\n", "type", "layout", "threads", "GMAC/s", "vs f16");
     for (int n_threads : {1, 2}) {
       magnetar::ThreadPool pool(n_threads);
       double f16_rate = 0;
-      for (int type = 0; type < 3; ++type) {
+      for (int kind = 0; kind < 5; ++kind) {
+        // 0: f16; 1, 2: q8_0, q4_0 row-major; 3, 4: q8_0, q4_0 in x16 tiles (what a loaded model uses)
+        const int type = kind == 0 ? 0 : (kind - 1) % 2 + 1;
+        const bool tiles = kind >= 3;
         magnetar::ops::Matrix m;
         m.rows = prows;
         m.cols = cols;
         m.dtype = type == 0 ? magnetar::format::DType::F16 : type == 1 ? magnetar::format::DType::Q8_0
                                                                         : magnetar::format::DType::Q4_0;
-        m.data = type == 0 ? static_cast<const void*>(w16.data()) : type == 1 ? static_cast<const void*>(w8.data())
-                                                                              : static_cast<const void*>(w4.data());
+        m.data = type == 0 ? static_cast<const void*>(w16.data())
+                 : type == 1 ? static_cast<const void*>(tiles ? t8.data() : w8.data())
+                             : static_cast<const void*>(tiles ? t4.data() : w4.data());
+        m.x16_tiles = tiles;
         const Timing t = time_repetitions(1, reps, [&](int) {
           if (type == 0) magnetar::ops::matmul(pool, m, xs.data(), n_tokens, ys.data());
           else magnetar::ops::matmul_quantized(pool, m, xs.data(), n_tokens, ys.data());
         });
         const double rate = double(n_tokens) * double(prows) * double(cols) / t.median * 1e-9;
         if (type == 0) f16_rate = rate;
-        std::printf("%-8s %7d %12.2f %9.2fx\n", type == 0 ? "f16" : type == 1 ? "q8_0" : "q4_0", n_threads, rate,
-                    rate / f16_rate);
+        std::printf("%-8s %-6s %7d %12.2f %9.2fx\n", type == 0 ? "f16" : type == 1 ? "q8_0" : "q4_0",
+                    type == 0 ? "" : tiles ? "x16" : "rows", n_threads, rate, rate / f16_rate);
         if (type == 0 || n_threads != 1) continue;
         // The chosen table's prefill kernel alone (ops use the active table): one thread, the
         // activations quantized beforehand.
@@ -217,13 +222,14 @@ int main(int argc, char** argv) {
         std::vector<ActBlock> xq(blocks * n_tokens);
         for (int64_t tok = 0; tok < n_tokens; ++tok)
           table.quantize_act(xs.data() + tok * cols, xq.data() + tok * blocks, cols);
-        const auto mm = type == 1 ? table.matmul_q8_0 : table.matmul_q4_0;
+        const auto mm = tiles ? (type == 1 ? table.matmul_q8_0_x16 : table.matmul_q4_0_x16)
+                              : (type == 1 ? table.matmul_q8_0 : table.matmul_q4_0);
         const Timing tk = time_repetitions(1, reps, [&](int) {
           mm(m.data, xq.data(), ys.data(), prows, cols, n_tokens, prows);
         });
         const double krate = double(n_tokens) * double(prows) * double(cols) / tk.median * 1e-9;
-        std::printf("%-8s %7d %12.2f %9.2fx   (%s kernel alone)\n", type == 1 ? "q8_0" : "q4_0", 1, krate,
-                    krate / f16_rate, table.isa);
+        std::printf("%-8s %-6s %7d %12.2f %9.2fx   (%s kernel alone)\n", type == 1 ? "q8_0" : "q4_0",
+                    tiles ? "x16" : "rows", 1, krate, krate / f16_rate, table.isa);
       }
     }
   }
