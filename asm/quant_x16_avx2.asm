@@ -156,8 +156,8 @@ x16a_ones16:     times 16 dw 1
   %endrep
 %endmacro
 
-; X16A_TILE_ADDR i: X16A_P = the block cursor of tile i of a multi-tile decode (g12 = tile
-; bytes, g13 = 3 x tile bytes)
+; X16A_TILE_ADDR i: X16A_P = the block cursor of stream i (< 4) of a multi-tile decode:
+; g9 + i x g12 (the stream stride; g13 = 3 x g12)
 %macro X16A_TILE_ADDR 1
   %if %1 == 0
     %define X16A_P g9
@@ -170,13 +170,12 @@ x16a_ones16:     times 16 dw 1
   %endif
 %endmacro
 
-; X16A_DECODE type, block_bytes: one token over four consecutive tiles at once (four sequential
-; streams, as the VNNI kernel); tile i's halves sum in ymm(8 + 2i) and ymm(9 + 2i); y of the 64
-; rows at g14. Leaves g9 at the end of the first tile.
+; X16A_DECODE type, block_bytes: one token over four tiles at once (four sequential streams, as
+; the VNNI kernel): tile i starts at g0 + i x g12 and its halves sum in ymm(8 + 2i), ymm(9 + 2i);
+; its 16 outputs go to g14 + i x g8 (g6 = 3 x g8; g5..g8 are free on the one-token path).
+; Leaves g9 at the end of tile 0.
 %macro X16A_DECODE 2
   mov g9, g0
-  imul g12, g4, %2
-  lea g13, [g12 + 2 * g12]
   mov g11, g10
   mov g5, g4
   %assign acc 8
@@ -196,11 +195,43 @@ x16a_ones16:     times 16 dw 1
   add g11, ACT_BLOCK
   dec g5
   jnz %%block
-  %assign acc 8
-  %rep 8
-    vmovups [g14 + 32 * (acc - 8)], ymm%[acc]
-    %assign acc acc + 1
-  %endrep
+  vmovups [g14], ymm8
+  vmovups [g14 + 32], ymm9
+  vmovups [g14 + g8], ymm10
+  vmovups [g14 + g8 + 32], ymm11
+  vmovups [g14 + 2 * g8], ymm12
+  vmovups [g14 + 2 * g8 + 32], ymm13
+  vmovups [g14 + g6], ymm14
+  vmovups [g14 + g6 + 32], ymm15
+%endmacro
+
+; X16A_DECODE_CHUNKS type, block_bytes: the rows' first 4 x C tiles (C = tiles / 4) as 4 chunks
+; of C consecutive tiles, decoded as 4 streams that each walk their chunk from start to end (long
+; streams for the prefetchers, as the VNNI kernel's 8). g2 counts the chunk's tiles down.
+%macro X16A_DECODE_CHUNKS 2
+  mov g2, arg3
+  shr g2, 6                                        ; C = rows / 64
+  jz %%done
+  imul g12, g4, %2
+  imul g12, g2                                     ; stream stride = C tiles
+  lea g13, [g12 + 2 * g12]
+  mov g8, g2
+  shl g8, 6                                        ; y stride = C x 16 rows
+  lea g6, [g8 + 2 * g8]
+  mov g5, g2
+  shl g5, 6
+  sub arg3, g5                                     ; rows left after the chunks
+%%tile:
+  X16A_DECODE %1, %2
+  mov g0, g9                                       ; each stream's next tile
+  add g14, 64
+  dec g2
+  jnz %%tile
+  lea g0, [g0 + 4 * g12]                           ; past the 4 chunks
+  sub g0, g12
+  lea g14, [g14 + 4 * g8]
+  sub g14, g8
+%%done:
 %endmacro
 
 ; X16A_BODY type, block_bytes
@@ -221,14 +252,12 @@ x16a_ones16:     times 16 dw 1
   mov g14, g2
   cmp g13, 1
   jne .group4
-  cmp arg3, 64
-  jl .group4
-  X16A_DECODE %1, %2
-  lea g0, [g9 + g13]                               ; the tile after the four
-  add g2, 4 * 64
-  sub arg3, 4 * 16
-  jg .tile
-  jmp .done
+  X16A_DECODE_CHUNKS %1, %2
+  test arg3, arg3
+  jle .done
+  mov g2, g14                                      ; at most 3 tiles left: one pass each (a
+  mov g13, 1                                       ; one-token pass needs no g6, g8; g13 was
+                                                   ; the chunks' 3 x stride)
 .group4:
   cmp g13, 4
   jb .group1

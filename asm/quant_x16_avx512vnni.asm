@@ -81,36 +81,30 @@ x16_low_nibble: dd 0x0f0f0f0f
   %endif
 %endmacro
 
-; X16_WREG set (0 or 1), k: X16_W = the register of run k (elements 4k..4k+3) in that set
-%macro X16_WREG 2
-  %if %1 == 0
-    %assign X16_W 16 + %2
-  %elif %2 < 4
-    %assign X16_W 12 + %2
-  %else
-    %assign X16_W %2
-  %endif
+; X16_WREG k: X16_W = the register of run k (elements 4k..4k+3) of the loaded block
+%macro X16_WREG 1
+  %assign X16_W 16 + %1
 %endmacro
 
-; X16_LOAD_BLOCK type (8 or 4), register set (0 or 1), block pointer, d_w register: the block's 16 d_w
-; and its eight runs as unsigned bytes
-%macro X16_LOAD_BLOCK 4
-  vcvtph2ps zmm%4, [%3]
+; X16_LOAD_BLOCK type (8 or 4), block pointer: the block's 16 d_w (zmm24) and its eight runs as
+; unsigned bytes (zmm16..23)
+%macro X16_LOAD_BLOCK 2
+  vcvtph2ps zmm24, [%2]
   %if %1 == 8
     %assign k 0
     %rep 8
-      X16_WREG %2, k
-      vmovdqu32 zmm%[X16_W], [%3 + 32 + 64 * k]
+      X16_WREG k
+      vmovdqu32 zmm%[X16_W], [%2 + 32 + 64 * k]
       %assign k k + 1
     %endrep
   %else
     %assign m 0
     %rep 4
-      X16_WREG %2, m
+      X16_WREG m
       %assign lo X16_W
-      X16_WREG %2, m + 4
+      X16_WREG m + 4
       %assign hi X16_W
-      vmovdqu32 zmm25, [%3 + 32 + 64 * m]
+      vmovdqu32 zmm25, [%2 + 32 + 64 * m]
       vpandd zmm%[lo], zmm25, zmm30              ; elements 4m..4m+3
       vpandd zmm%[hi], zmm25, zmm29              ; 16 x elements 16+4m..16+4m+3
       %assign m m + 1
@@ -118,44 +112,44 @@ x16_low_nibble: dd 0x0f0f0f0f
   %endif
 %endmacro
 
-; X16_TOKEN_DOT type, register set, d_w register, tmp0, tmp1, acc: the loaded block's exact int32 dots
-; of the 16 rows with the token at X16_T, then acc += float(dot) * (d_w * d_x)
-%macro X16_TOKEN_DOT 6
+; X16_TOKEN_DOT type, acc: the loaded block's exact int32 dots of the 16 rows with the token at
+; X16_T (in zmm0, zmm1), then zmm<acc> += float(dot) * (d_w * d_x)
+%macro X16_TOKEN_DOT 2
   %if %1 == 8
-    vpsubd zmm%4, zmm31, [X16_T + ACT_SUM]{1to16}
-    vpslld zmm%4, zmm%4, 7                       ; -128 * sum(x): the runs hold q + 128
-    vpxord zmm%5, zmm%5, zmm%5
+    vpsubd zmm0, zmm31, [X16_T + ACT_SUM]{1to16}
+    vpslld zmm0, zmm0, 7                       ; -128 * sum(x): the runs hold q + 128
+    vpxord zmm1, zmm1, zmm1
     %assign k 0
     %rep 8
-      X16_WREG %2, k
+      X16_WREG k
       %if k % 2 == 0
-        vpdpbusd zmm%4, zmm%[X16_W], [X16_T + ACT_QS + 4 * k]{1to16}
+        vpdpbusd zmm0, zmm%[X16_W], [X16_T + ACT_QS + 4 * k]{1to16}
       %else
-        vpdpbusd zmm%5, zmm%[X16_W], [X16_T + ACT_QS + 4 * k]{1to16}
+        vpdpbusd zmm1, zmm%[X16_W], [X16_T + ACT_QS + 4 * k]{1to16}
       %endif
       %assign k k + 1
     %endrep
   %else
-    vpxord zmm%4, zmm%4, zmm%4
-    vpsubd zmm%5, zmm31, [X16_T + ACT_SUM]{1to16}
-    vpslld zmm%5, zmm%5, 7                       ; 16 x (-8 * sum(x))
+    vpxord zmm0, zmm0, zmm0
+    vpsubd zmm1, zmm31, [X16_T + ACT_SUM]{1to16}
+    vpslld zmm1, zmm1, 7                       ; 16 x (-8 * sum(x))
     %assign k 0
     %rep 8
-      X16_WREG %2, k
+      X16_WREG k
       %if k < 4
-        vpdpbusd zmm%4, zmm%[X16_W], [X16_T + ACT_QS + 4 * k]{1to16}
+        vpdpbusd zmm0, zmm%[X16_W], [X16_T + ACT_QS + 4 * k]{1to16}
       %else
-        vpdpbusd zmm%5, zmm%[X16_W], [X16_T + ACT_QS + 4 * k]{1to16}
+        vpdpbusd zmm1, zmm%[X16_W], [X16_T + ACT_QS + 4 * k]{1to16}
       %endif
       %assign k k + 1
     %endrep
-    vpsrad zmm%5, zmm%5, 4
+    vpsrad zmm1, zmm1, 4
   %endif
-  vpaddd zmm%4, zmm%4, zmm%5                     ; exact int32 block dots of the 16 rows
-  vcvtdq2ps zmm%4, zmm%4
-  vmulps zmm%5, zmm%3, [X16_T + ACT_D]{1to16}    ; d_w * d_x
-  vmulps zmm%4, zmm%4, zmm%5
-  vaddps zmm%6, zmm%6, zmm%4
+  vpaddd zmm0, zmm0, zmm1                     ; exact int32 block dots of the 16 rows
+  vcvtdq2ps zmm0, zmm0
+  vmulps zmm1, zmm24, [X16_T + ACT_D]{1to16}    ; d_w * d_x
+  vmulps zmm0, zmm0, zmm1
+  vaddps zmm%2, zmm%2, zmm0
 %endmacro
 
 ; X16_PASS type, block_bytes, tokens (8, 4 or 1): one pass over the tile for the group's
@@ -175,12 +169,12 @@ x16_low_nibble: dd 0x0f0f0f0f
   %endrep
 %%block:
   X16_PREFETCH_BLOCK g9, %2
-  X16_LOAD_BLOCK %1, 0, g9, 24
+  X16_LOAD_BLOCK %1, g9
   %assign t 0
   %rep %3
     X16_TOKEN_ADDR t
     %assign acc 8 + t
-    X16_TOKEN_DOT %1, 0, 24, 0, 1, acc
+    X16_TOKEN_DOT %1, acc
     %assign t t + 1
   %endrep
   add g9, %2
@@ -202,29 +196,33 @@ x16_low_nibble: dd 0x0f0f0f0f
   %endrep
 %endmacro
 
-; X16_TILE_ADDR i: X16_P = the block cursor of tile i of a multi-tile decode (g12 = tile bytes,
-; g13 = 3 x tile bytes)
+; X16_TILE_ADDR i: X16_P = the block cursor of stream i (< 8) of a multi-tile decode:
+; g9 + i x g12 (the stream stride; g13 = 3 x g12, g7 = g9 + 4 x g12)
 %macro X16_TILE_ADDR 1
-  %if %1 == 0
-    %define X16_P g9
-  %elif %1 == 1
-    %define X16_P g9 + g12
-  %elif %1 == 2
-    %define X16_P g9 + 2 * g12
+  %if %1 < 4
+    %define X16_B g9
   %else
-    %define X16_P g9 + g13
+    %define X16_B g7
+  %endif
+  %assign off %1 % 4
+  %if off == 0
+    %define X16_P X16_B
+  %elif off == 1
+    %define X16_P X16_B + g12
+  %elif off == 2
+    %define X16_P X16_B + 2 * g12
+  %else
+    %define X16_P X16_B + g13
   %endif
 %endmacro
 
-; X16_DECODE type, block_bytes, tiles (2 or 4): one token over that many consecutive tiles at
-; once — as many sequential streams for the prefetchers, and independent chains per block; y of
-; their rows at g14. Leaves g9 at the end of the first tile. On the 16384 x 8192 bench four
-; streams ran ~10% faster than one or two at one thread (Q4_0 30.2 against 26.8 GB/s, the
-; read loop 30.0), and eight no faster than four.
-%macro X16_DECODE 3
+; X16_DECODE type, block_bytes, tiles (1, 2, 4 or 8), y stride: one token over that many tiles
+; at once, block column by block column — as many sequential streams in flight. Tile i starts
+; at g0 + i x g12 (g13 = 3 x g12), its 16 outputs go to g14 + i x (y stride): "64" (tiles side
+; by side), or "g8" (g6 = 3 x g8). Leaves g9 at the end of tile 0. g5..g8 are free here: one
+; token needs neither token strides nor y_stride.
+%macro X16_DECODE 4
   mov g9, g0
-  imul g12, g4, %2
-  lea g13, [g12 + 2 * g12]
   mov g11, g10
   mov g5, g4
   %assign i 0
@@ -235,31 +233,92 @@ x16_low_nibble: dd 0x0f0f0f0f
   %endrep
   X16_TOKEN_ADDR 0
 %%block:
+  %if %3 > 4
+    lea g7, [g9 + 4 * g12]
+  %endif
   %assign i 0
   %rep %3
     X16_TILE_ADDR i
-    %assign set i % 2
     %assign acc 8 + i
     X16_PREFETCH_BLOCK X16_P, %2
-    %if set == 0
-      X16_LOAD_BLOCK %1, 0, X16_P, 24
-      X16_TOKEN_DOT %1, 0, 24, 0, 1, acc
-    %else
-      X16_LOAD_BLOCK %1, 1, X16_P, 28
-      X16_TOKEN_DOT %1, 1, 28, 2, 3, acc
-    %endif
+    X16_LOAD_BLOCK %1, X16_P
+    X16_TOKEN_DOT %1, acc
     %assign i i + 1
   %endrep
   add g9, %2
   add g11, ACT_BLOCK
   dec g5
   jnz %%block
-  %assign i 0
-  %rep %3
-    %assign acc 8 + i
-    vmovups [g14 + 64 * i], zmm%[acc]
-    %assign i i + 1
-  %endrep
+  %ifidn %4, 64
+    %assign i 0
+    %rep %3
+      %assign acc 8 + i
+      vmovups [g14 + 64 * i], zmm%[acc]
+      %assign i i + 1
+    %endrep
+  %else
+    lea g5, [g14 + 4 * g8]
+    vmovups [g14], zmm8
+    vmovups [g14 + g8], zmm9
+    vmovups [g14 + 2 * g8], zmm10
+    vmovups [g14 + g6], zmm11
+    vmovups [g5], zmm12
+    vmovups [g5 + g8], zmm13
+    vmovups [g5 + 2 * g8], zmm14
+    vmovups [g5 + g6], zmm15
+  %endif
+%endmacro
+
+; X16_DECODE_STEP type, block_bytes, tiles: while at least that many tiles remain, decode that
+; many side by side (the tail of .tile's decode path: 4, 2, 1)
+%macro X16_DECODE_STEP 3
+%%again:
+  cmp arg3, %3 * 16
+  jl %%next
+  imul g12, g4, %2                               ; stream stride = one tile
+  lea g13, [g12 + 2 * g12]
+  X16_DECODE %1, %2, %3, 64
+  %if %3 == 1
+    mov g0, g9                                   ; the tile after the group
+  %elif %3 == 2
+    lea g0, [g9 + g12]
+  %else
+    lea g0, [g9 + g13]
+  %endif
+  add g14, %3 * 64
+  sub arg3, %3 * 16
+  jmp %%again
+%%next:
+%endmacro
+
+; X16_DECODE_CHUNKS type, block_bytes: the rows' first 8 x C tiles (C = tiles / 8) as 8 chunks
+; of C consecutive tiles, decoded as 8 streams that each walk their chunk from start to end:
+; streams as long as the chunk (all 16 rows of a 2048-column Q4_0 tile are only 18 KiB, too
+; short for the prefetchers to ramp up on). g2 counts the chunk's tiles down (free on this path).
+%macro X16_DECODE_CHUNKS 2
+  mov g2, arg3
+  shr g2, 7                                      ; C = rows / 128
+  jz %%done
+  imul g12, g4, %2
+  imul g12, g2                                   ; stream stride = C tiles
+  lea g13, [g12 + 2 * g12]
+  mov g8, g2
+  shl g8, 6                                      ; y stride = C x 16 rows
+  lea g6, [g8 + 2 * g8]
+  mov g5, g2
+  shl g5, 7
+  sub arg3, g5                                   ; rows left after the chunks
+%%tile:
+  X16_DECODE %1, %2, 8, g8
+  mov g0, g9                                     ; each stream's next tile
+  add g14, 64
+  dec g2
+  jnz %%tile
+  lea g0, [g0 + 8 * g12]                         ; past the 8 chunks
+  sub g0, g12
+  lea g14, [g14 + 8 * g8]
+  sub g14, g8
+%%done:
 %endmacro
 
 ; X16_BODY type, block_bytes
@@ -285,22 +344,10 @@ x16_low_nibble: dd 0x0f0f0f0f
   mov g14, g2
   cmp g13, 1
   jne .group8
-  cmp arg3, 64
-  jl .decode2
-  X16_DECODE %1, %2, 4
-  lea g0, [g9 + g13]                             ; the tile after the four
-  add g2, 4 * 64
-  sub arg3, 4 * 16
-  jg .tile
-  jmp .done
-.decode2:
-  cmp arg3, 32
-  jl .group8
-  X16_DECODE %1, %2, 2
-  lea g0, [g9 + g12]                             ; the tile after the two
-  add g2, 2 * 64
-  sub arg3, 2 * 16
-  jg .tile
+  X16_DECODE_CHUNKS %1, %2
+  X16_DECODE_STEP %1, %2, 4
+  X16_DECODE_STEP %1, %2, 2
+  X16_DECODE_STEP %1, %2, 1
   jmp .done
 .group8:
   cmp g13, 8

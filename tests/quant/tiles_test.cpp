@@ -48,7 +48,8 @@ MatmulQx16Fn tile_kernel(const QuantKernelTable& table, format::DType dtype) {
   return dtype == format::DType::Q8_0 ? table.matmul_q8_0_x16 : table.matmul_q4_0_x16;
 }
 
-const int64_t kTileRowCounts[] = {16, 32, 48, 80};
+// 128 and 336 (21 tiles): the 8-chunk decode and its 4 + 1 tile tail.
+const int64_t kTileRowCounts[] = {16, 32, 48, 80, 128, 336};
 const int64_t kTileColCounts[] = {32, 96, 256, 1024 + 32};
 const int64_t kTokenCounts[] = {1, 2, 3, 4, 5, 7, 8, 9, 12, 13, 17};
 
