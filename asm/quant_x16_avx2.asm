@@ -12,7 +12,7 @@
 ;         "- 8 * sum(x)" comes off the int32 dot exactly.
 ; Then, as the twin: y += float(dot) * (d_w * d_x), each operation rounded on its own, in block
 ; order. Tokens go in groups of 4, then 1, each group one pass over the tile; a single token
-; passes over four tiles at once where there are four.
+; walks two chunks of tiles at once (two long streams).
 
 %include "quant_common.inc"
 
@@ -33,7 +33,7 @@ x16a_ones16:     times 16 dw 1
 ;   g3 = rows left                     g4 = blocks per row            g6 = y_stride (bytes)
 ;   g7 = token stride (bytes)          g8 = 3 x token stride          g9 = block cursor
 ;   g10 = ActBlocks of the group's token 0        g11 = its block cursor
-;   g12 / g13 = 1 / 3 x the tile's bytes (four-tile decode)
+;   g12 / g8 = the second stream's offset / y offset (one-token decode)
 ;   g13 = tokens left                  g14 = y of the group's token 0      [rsp] = n_tokens
 ;   ymm8..15 = FP32 sums: half h, token t in ymm(8 + 4h + t)   ymm0..3 = int sums of tokens 0..3
 ;   ymm4..7 = scratch
@@ -156,41 +156,22 @@ x16a_ones16:     times 16 dw 1
   %endrep
 %endmacro
 
-; X16A_TILE_ADDR i: X16A_P = the block cursor of stream i (< 4) of a multi-tile decode:
-; g9 + i x g12 (the stream stride; g13 = 3 x g12)
-%macro X16A_TILE_ADDR 1
-  %if %1 == 0
-    %define X16A_P g9
-  %elif %1 == 1
-    %define X16A_P g9 + g12
-  %elif %1 == 2
-    %define X16A_P g9 + 2 * g12
-  %else
-    %define X16A_P g9 + g13
-  %endif
-%endmacro
-
-; X16A_DECODE type, block_bytes: one token over four tiles at once (four sequential streams, as
-; the VNNI kernel): tile i starts at g0 + i x g12 and its halves sum in ymm(8 + 2i), ymm(9 + 2i);
-; its 16 outputs go to g14 + i x g8 (g6 = 3 x g8; g5..g8 are free on the one-token path).
-; Leaves g9 at the end of tile 0.
+; X16A_DECODE type, block_bytes: one token over two tiles g12 bytes apart (two sequential
+; streams, as the VNNI kernel): tile i's halves sum in ymm(8 + 2i), ymm(9 + 2i), its 16 outputs
+; go to g14 + i x g8 (g5..g8 are free on the one-token path). Leaves g9 at the end of tile 0.
 %macro X16A_DECODE 2
   mov g9, g0
   mov g11, g10
   mov g5, g4
-  %assign acc 8
-  %rep 8
-    vxorps ymm%[acc], ymm%[acc], ymm%[acc]
-    %assign acc acc + 1
-  %endrep
+  vxorps ymm8, ymm8, ymm8
+  vxorps ymm9, ymm9, ymm9
+  vxorps ymm10, ymm10, ymm10
+  vxorps ymm11, ymm11, ymm11
 %%block:
-  %assign i 0
-  %rep 4
-    X16A_TILE_ADDR i
-    X16A_HALF %1, 0, 1, X16A_P, 8 + 2 * i
-    X16A_HALF %1, 1, 1, X16A_P, 9 + 2 * i
-    %assign i i + 1
-  %endrep
+  X16A_HALF %1, 0, 1, g9, 8
+  X16A_HALF %1, 1, 1, g9, 9
+  X16A_HALF %1, 0, 1, g9 + g12, 10
+  X16A_HALF %1, 1, 1, g9 + g12, 11
   add g9, %2
   add g11, ACT_BLOCK
   dec g5
@@ -199,27 +180,21 @@ x16a_ones16:     times 16 dw 1
   vmovups [g14 + 32], ymm9
   vmovups [g14 + g8], ymm10
   vmovups [g14 + g8 + 32], ymm11
-  vmovups [g14 + 2 * g8], ymm12
-  vmovups [g14 + 2 * g8 + 32], ymm13
-  vmovups [g14 + g6], ymm14
-  vmovups [g14 + g6 + 32], ymm15
 %endmacro
 
-; X16A_DECODE_CHUNKS type, block_bytes: the rows' first 4 x C tiles (C = tiles / 4) as 4 chunks
-; of C consecutive tiles, decoded as 4 streams that each walk their chunk from start to end (long
-; streams for the prefetchers, as the VNNI kernel's 8). g2 counts the chunk's tiles down.
+; X16A_DECODE_CHUNKS type, block_bytes: the rows' first 2 x C tiles (C = tiles / 2) as two
+; chunks of C consecutive tiles, decoded as two streams that each walk their chunk from start to
+; end (long streams for the prefetchers; see the VNNI kernel). g2 counts the chunk's tiles down.
 %macro X16A_DECODE_CHUNKS 2
   mov g2, arg3
-  shr g2, 6                                        ; C = rows / 64
+  shr g2, 5                                        ; C = rows / 32
   jz %%done
   imul g12, g4, %2
   imul g12, g2                                     ; stream stride = C tiles
-  lea g13, [g12 + 2 * g12]
   mov g8, g2
   shl g8, 6                                        ; y stride = C x 16 rows
-  lea g6, [g8 + 2 * g8]
   mov g5, g2
-  shl g5, 6
+  shl g5, 5
   sub arg3, g5                                     ; rows left after the chunks
 %%tile:
   X16A_DECODE %1, %2
@@ -227,10 +202,8 @@ x16a_ones16:     times 16 dw 1
   add g14, 64
   dec g2
   jnz %%tile
-  lea g0, [g0 + 4 * g12]                           ; past the 4 chunks
-  sub g0, g12
-  lea g14, [g14 + 4 * g8]
-  sub g14, g8
+  add g0, g12                                      ; past the two chunks
+  add g14, g8
 %%done:
 %endmacro
 
@@ -255,9 +228,8 @@ x16a_ones16:     times 16 dw 1
   X16A_DECODE_CHUNKS %1, %2
   test arg3, arg3
   jle .done
-  mov g2, g14                                      ; at most 3 tiles left: one pass each (a
-  mov g13, 1                                       ; one-token pass needs no g6, g8; g13 was
-                                                   ; the chunks' 3 x stride)
+  mov g2, g14                                      ; the odd tile left: one pass (a one-token
+                                                   ; pass needs no g8)
 .group4:
   cmp g13, 4
   jb .group1

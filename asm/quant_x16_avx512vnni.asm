@@ -48,7 +48,7 @@ x16_low_nibble: dd 0x0f0f0f0f
 ;   g0 = the tile's first block        g1 = ActBlocks of token 0      g2 = y of the tile's row 0
 ;   g3 = rows left                     g4 = blocks per row            g6 = y_stride (bytes)
 ;   g7 = token stride (bytes)          g8 = 3 x token stride
-;   g9 = block cursor (g12: the second tile's, when decoding two at once)
+;   g9 = block cursor (one-token decode: g9 + g12 = the second stream's)
 ;   g10 = ActBlocks of the group's token 0 (block 0)
 ;   g11 / g12 = block cursors of tokens 0 / 4 of the group      g13 = tokens left
 ;   g14 = y of the group's token 0     [rsp] = n_tokens
@@ -196,32 +196,20 @@ x16_low_nibble: dd 0x0f0f0f0f
   %endrep
 %endmacro
 
-; X16_TILE_ADDR i: X16_P = the block cursor of stream i (< 8) of a multi-tile decode:
-; g9 + i x g12 (the stream stride; g13 = 3 x g12, g7 = g9 + 4 x g12)
+; X16_TILE_ADDR i: X16_P = the block cursor of stream i (0 or 1) of a decode pass: g9 + i x g12
 %macro X16_TILE_ADDR 1
-  %if %1 < 4
-    %define X16_B g9
+  %if %1 == 0
+    %define X16_P g9
   %else
-    %define X16_B g7
-  %endif
-  %assign off %1 % 4
-  %if off == 0
-    %define X16_P X16_B
-  %elif off == 1
-    %define X16_P X16_B + g12
-  %elif off == 2
-    %define X16_P X16_B + 2 * g12
-  %else
-    %define X16_P X16_B + g13
+    %define X16_P g9 + g12
   %endif
 %endmacro
 
-; X16_DECODE type, block_bytes, tiles (1, 2, 4 or 8), y stride: one token over that many tiles
-; at once, block column by block column — as many sequential streams in flight. Tile i starts
-; at g0 + i x g12 (g13 = 3 x g12), its 16 outputs go to g14 + i x (y stride): "64" (tiles side
-; by side), or "g8" (g6 = 3 x g8). Leaves g9 at the end of tile 0. g5..g8 are free here: one
-; token needs neither token strides nor y_stride.
-%macro X16_DECODE 4
+; X16_DECODE type, block_bytes, tiles (1 or 2): one token over one tile, or two tiles g12 bytes
+; apart (two sequential streams), block column by block column; tile i's 16 outputs go to
+; g14 + i x g8. Leaves g9 at the end of tile 0. g5..g8 are free here: one token needs neither
+; token strides nor y_stride.
+%macro X16_DECODE 3
   mov g9, g0
   mov g11, g10
   mov g5, g4
@@ -233,9 +221,6 @@ x16_low_nibble: dd 0x0f0f0f0f
   %endrep
   X16_TOKEN_ADDR 0
 %%block:
-  %if %3 > 4
-    lea g7, [g9 + 4 * g12]
-  %endif
   %assign i 0
   %rep %3
     X16_TILE_ADDR i
@@ -249,75 +234,38 @@ x16_low_nibble: dd 0x0f0f0f0f
   add g11, ACT_BLOCK
   dec g5
   jnz %%block
-  %ifidn %4, 64
-    %assign i 0
-    %rep %3
-      %assign acc 8 + i
-      vmovups [g14 + 64 * i], zmm%[acc]
-      %assign i i + 1
-    %endrep
-  %else
-    lea g5, [g14 + 4 * g8]
-    vmovups [g14], zmm8
+  vmovups [g14], zmm8
+  %if %3 == 2
     vmovups [g14 + g8], zmm9
-    vmovups [g14 + 2 * g8], zmm10
-    vmovups [g14 + g6], zmm11
-    vmovups [g5], zmm12
-    vmovups [g5 + g8], zmm13
-    vmovups [g5 + 2 * g8], zmm14
-    vmovups [g5 + g6], zmm15
   %endif
 %endmacro
 
-; X16_DECODE_STEP type, block_bytes, tiles: while at least that many tiles remain, decode that
-; many side by side (the tail of .tile's decode path: 4, 2, 1)
-%macro X16_DECODE_STEP 3
-%%again:
-  cmp arg3, %3 * 16
-  jl %%next
-  imul g12, g4, %2                               ; stream stride = one tile
-  lea g13, [g12 + 2 * g12]
-  X16_DECODE %1, %2, %3, 64
-  %if %3 == 1
-    mov g0, g9                                   ; the tile after the group
-  %elif %3 == 2
-    lea g0, [g9 + g12]
-  %else
-    lea g0, [g9 + g13]
-  %endif
-  add g14, %3 * 64
-  sub arg3, %3 * 16
-  jmp %%again
-%%next:
-%endmacro
-
-; X16_DECODE_CHUNKS type, block_bytes: the rows' first 8 x C tiles (C = tiles / 8) as 8 chunks
-; of C consecutive tiles, decoded as 8 streams that each walk their chunk from start to end:
-; streams as long as the chunk (all 16 rows of a 2048-column Q4_0 tile are only 18 KiB, too
-; short for the prefetchers to ramp up on). g2 counts the chunk's tiles down (free on this path).
+; X16_DECODE_CHUNKS type, block_bytes: the rows' first 2 x C tiles (C = tiles / 2) as two
+; chunks of C consecutive tiles, decoded as two streams that each walk their chunk from start to
+; end: streams as long as the chunk (the 16 rows of a 2048-column Q4_0 tile are only 18 KiB, too
+; short for the prefetchers to ramp up on). On 2048-column matrices (magnetar_bench_quant-style
+; A/B, 41 interleaved repetitions, asm read probe in the same loop) two chunks read at 89-97 % of
+; the probe, four at 82-98 %, eight at 66-89 %; tiles side by side (short streams) at 64-83 %.
+; g2 counts the chunk's tiles down (free on this path).
 %macro X16_DECODE_CHUNKS 2
   mov g2, arg3
-  shr g2, 7                                      ; C = rows / 128
+  shr g2, 5                                      ; C = rows / 32
   jz %%done
   imul g12, g4, %2
   imul g12, g2                                   ; stream stride = C tiles
-  lea g13, [g12 + 2 * g12]
   mov g8, g2
   shl g8, 6                                      ; y stride = C x 16 rows
-  lea g6, [g8 + 2 * g8]
   mov g5, g2
-  shl g5, 7
+  shl g5, 5
   sub arg3, g5                                   ; rows left after the chunks
 %%tile:
-  X16_DECODE %1, %2, 8, g8
+  X16_DECODE %1, %2, 2
   mov g0, g9                                     ; each stream's next tile
   add g14, 64
   dec g2
   jnz %%tile
-  lea g0, [g0 + 8 * g12]                         ; past the 8 chunks
-  sub g0, g12
-  lea g14, [g14 + 8 * g8]
-  sub g14, g8
+  add g0, g12                                    ; past the two chunks
+  add g14, g8
 %%done:
 %endmacro
 
@@ -345,9 +293,9 @@ x16_low_nibble: dd 0x0f0f0f0f
   cmp g13, 1
   jne .group8
   X16_DECODE_CHUNKS %1, %2
-  X16_DECODE_STEP %1, %2, 4
-  X16_DECODE_STEP %1, %2, 2
-  X16_DECODE_STEP %1, %2, 1
+  test arg3, arg3                                ; the odd tile left, if any
+  jle .done
+  X16_DECODE %1, %2, 1
   jmp .done
 .group8:
   cmp g13, 8
