@@ -60,6 +60,7 @@ nlohmann::json report_to_json(const BenchReport& r) {
         {"context_length", r.context_length}}},
       {"cpu", {{"brand", r.cpu_brand}, {"logical_cores", r.logical_cores}}},
       {"kernels", r.kernels},
+      {"quant_kernels", r.quant_kernels},
       {"load", {{"mode", r.load_mode}, {"striped_matrices", r.striped_matrices}, {"tiled_matrices", r.tiled_matrices}, {"seconds", r.load_seconds}}},
       {"reps", r.reps},
       {"ceiling", {{"buffer_bytes", r.probe_buffer_bytes}, {"points", ceiling},
@@ -103,7 +104,10 @@ std::string report_to_table(const BenchReport& r) {
          "KV cache " + format("%.1f", static_cast<double>(r.kv_cache_bytes) / 1048576.0) +
          " MiB for " + std::to_string(r.context_length) + " tokens\n";
   out += "cpu      " + r.cpu_brand + ", " + std::to_string(r.logical_cores) + " logical cores, " +
-         r.kernels + " kernels\n";
+         r.kernels + " kernels";
+  const bool quantized = r.weight_type == "q8_0" || r.weight_type == "q4_0";
+  if (quantized && !r.quant_kernels.empty()) out += " (" + r.quant_kernels + " for " + r.weight_type + ")";
+  out += "\n";
   out += "load     " + r.load_mode + ", " + format("%.2f", r.load_seconds) + " s";
   if (r.load_seconds > 0)
     out += " (" + format("%.1f", gb(r.file_bytes) / r.load_seconds) + " GB/s)";

@@ -43,6 +43,7 @@ struct BenchReport {
   std::string cpu_brand;
   int logical_cores = 0;
   std::string kernels;  // kernels::active().isa during the run
+  std::string quant_kernels;  // quant::active().isa (Q8_0/Q4_0 matrices)
   bool interleaved_ceiling = false;  // ceiling measured before each decode repetition
   std::string load_mode;
   int striped_matrices = 0;  // laid out in column stripes at load (0: plain layout)

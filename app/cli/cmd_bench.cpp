@@ -20,6 +20,7 @@
 #include "core/thread_pool.h"
 #include "format/model_format.h"
 #include "kernels/kernels.h"
+#include "kernels/quant.h"
 #include "magnetar/engine.h"
 #include "magnetar/system.h"
 
@@ -218,9 +219,13 @@ int run_bench(const std::vector<std::string>& argv) {
   if (!args.get_float({"--idle-seconds"}, &idle_seconds) || idle_seconds < 0 || idle_seconds > 600)
     return usage_error(kBench, "--idle-seconds takes a number from 0 to 600");
   const std::string kernel_choice = args.get({"--kernels"}, "auto");
-  if (kernel_choice == "reference") kernels::select(kernels::KernelChoice::Reference);
-  else if (kernel_choice == "asm") kernels::select(kernels::KernelChoice::Asm);
-  else if (kernel_choice != "auto") return usage_error(kBench, "--kernels is auto, reference or asm");
+  if (kernel_choice != "auto" && kernel_choice != "reference" && kernel_choice != "asm")
+    return usage_error(kBench, "--kernels is auto, reference or asm");
+  if (kernel_choice != "auto") {  // both tables: float kernels and Q8_0/Q4_0 kernels
+    const auto choice = kernel_choice == "reference" ? kernels::KernelChoice::Reference : kernels::KernelChoice::Asm;
+    kernels::select(choice);
+    quant::select(choice);
+  }
   const std::string load_choice = args.get({"--load"}, "read");
   if (load_choice != "read" && load_choice != "map")
     return usage_error(kBench, "--load is read or map");
@@ -274,6 +279,7 @@ int run_bench(const std::vector<std::string>& argv) {
   report.cpu_brand = cpu_info().brand;
   report.logical_cores = cpu_info().logical_cores;
   report.kernels = kernels::active().isa;
+  report.quant_kernels = quant::active().isa;
   report.load_mode = load_choice;
   report.striped_matrices = info.striped_matrices;
   report.tiled_matrices = info.tiled_matrices;

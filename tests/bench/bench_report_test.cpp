@@ -109,6 +109,15 @@ TEST(BenchReport, TableHasOneRowPerThreadCountAndEveryPromptColumn) {
     EXPECT_NE(table.find(text), std::string::npos) << text << "\n" << table;
 }
 
+TEST(BenchReport, QuantizedModelsNameTheirKernelTable) {
+  BenchReport r = sample_report();
+  r.quant_kernels = "avx512vnni";
+  EXPECT_EQ(report_to_table(r).find("avx512vnni"), std::string::npos) << "an f16 model uses no quant kernels";
+  EXPECT_EQ(report_to_json(r)["quant_kernels"], "avx512vnni");
+  r.weight_type = "q4_0";
+  EXPECT_NE(report_to_table(r).find("avx2 kernels (avx512vnni for q4_0)"), std::string::npos) << report_to_table(r);
+}
+
 TEST(BenchReport, TableMarksPromptLengthsAThreadCountSkipped) {
   BenchReport r = sample_report();
   r.runs[1].prompts.pop_back();  // e.g. 512 tokens did not fit the context
