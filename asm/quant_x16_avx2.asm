@@ -14,13 +14,7 @@
 ; order. Tokens go in groups of 4, then 1, each group one pass over the tile; a single token
 ; walks two chunks of tiles at once (two long streams).
 
-%include "quant_common.inc"
-
-%define arg5 g5           ; n_tokens (then: blocks left in the pass)
-%define arg6 g6           ; y_stride (floats, then bytes)
-
-%define X16_Q8_BLOCK 544  ; 16 x 34
-%define X16_Q4_BLOCK 288  ; 16 x 18
+%include "quant_x16.inc"
 
 RODATA
 align 32
@@ -28,13 +22,8 @@ x16a_sign_bytes: times 32 db 0x80
 x16a_low_nibble: times 32 db 0x0f
 x16a_ones16:     times 16 dw 1
 
-; Registers through a call (as the VNNI kernel):
-;   g0 = the tile's first block        g1 = ActBlocks of token 0      g2 = y of the tile's row 0
-;   g3 = rows left                     g4 = blocks per row            g6 = y_stride (bytes)
-;   g7 = token stride (bytes)          g8 = 3 x token stride          g9 = block cursor
-;   g10 = ActBlocks of the group's token 0        g11 = its block cursor
-;   g12 / g8 = the second stream's offset / y offset (one-token decode)
-;   g13 = tokens left                  g14 = y of the group's token 0      [rsp] = n_tokens
+; Registers through a call: the general-purpose ones as asm/quant_x16.inc says (one-token
+; decode: g12 / g8 = the second stream's offset / y offset);
 ;   ymm8..15 = FP32 sums: half h, token t in ymm(8 + 4h + t)   ymm0..3 = int sums of tokens 0..3
 ;   ymm4..7 = scratch
 
@@ -207,58 +196,10 @@ x16a_ones16:     times 16 dw 1
 %%done:
 %endmacro
 
-; X16A_BODY type, block_bytes
-%macro X16A_BODY 2
-  test arg3, arg3
-  jle .exit
-  test arg5, arg5
-  jle .exit
-  sub rsp, 16
-  mov [rsp], arg5
-  shr arg4, 5                                      ; blocks per row
-  imul g7, arg4, ACT_BLOCK
-  lea g8, [g7 + 2 * g7]
-  shl arg6, 2
-.tile:
-  mov g13, [rsp]
-  mov g10, g1
-  mov g14, g2
-  cmp g13, 1
-  jne .group4
-  X16A_DECODE_CHUNKS %1, %2
-  test arg3, arg3
-  jle .done
-  mov g2, g14                                      ; the odd tile left: one pass (a one-token
-                                                   ; pass needs no g8)
-.group4:
-  cmp g13, 4
-  jb .group1
-  X16A_PASS %1, %2, 4
-  sub g13, 4
-  lea g10, [g10 + 4 * g7]
-  lea g14, [g14 + 4 * g6]
-  jmp .group4
-.group1:
-  test g13, g13
-  jz .tile_done
-  X16A_PASS %1, %2, 1
-  dec g13
-  add g10, g7
-  add g14, g6
-  jmp .group1
-.tile_done:
-  mov g0, g9                                       ; the next tile follows this one
-  add g2, 64
-  sub arg3, 16
-  jg .tile
-.done:
-  add rsp, 16
-.exit:
-  RET
-%endmacro
+
 
 FUNCTION matmul_q8_0_x16_avx2, 7, 15, 16
-  X16A_BODY 8, X16_Q8_BLOCK
+  X16_TILE_LOOP 8, X16_Q8_BLOCK, X16A_PASS, 4, X16A_DECODE_CHUNKS, X16_NO_SETUP
 
 FUNCTION matmul_q4_0_x16_avx2, 7, 15, 16
-  X16A_BODY 4, X16_Q4_BLOCK
+  X16_TILE_LOOP 4, X16_Q4_BLOCK, X16A_PASS, 4, X16A_DECODE_CHUNKS, X16_NO_SETUP

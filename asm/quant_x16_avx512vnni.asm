@@ -14,13 +14,7 @@
 ; Tokens go in groups of 8, then 4, then 1, each group one pass over the tile (a tile of a
 ; 16384-column Q8_0 row set is 272 KiB: later groups find it in L2).
 
-%include "quant_common.inc"
-
-%define arg5 g5           ; n_tokens (then: blocks left in the pass)
-%define arg6 g6           ; y_stride (floats, then bytes)
-
-%define X16_Q8_BLOCK 544  ; 16 x 34
-%define X16_Q4_BLOCK 288  ; 16 x 18
+%include "quant_x16.inc"
 
 ; Software prefetch: distance in bytes ahead of the block (0: none) and instruction.
 %ifndef X16_PREFETCH
@@ -45,13 +39,8 @@ RODATA
 x16_low_nibble: dd 0x0f0f0f0f
 
 ; Registers through a call:
-;   g0 = the tile's first block        g1 = ActBlocks of token 0      g2 = y of the tile's row 0
-;   g3 = rows left                     g4 = blocks per row            g6 = y_stride (bytes)
-;   g7 = token stride (bytes)          g8 = 3 x token stride
-;   g9 = block cursor (one-token decode: g9 + g12 = the second stream's)
-;   g10 = ActBlocks of the group's token 0 (block 0)
-;   g11 / g12 = block cursors of tokens 0 / 4 of the group      g13 = tokens left
-;   g14 = y of the group's token 0     [rsp] = n_tokens
+;   the general-purpose ones as asm/quant_x16.inc says (one-token decode: g9 + g12 = the
+;   second stream's block cursor, g8 = the y offset of its tile)
 ;   zmm8..15 = FP32 sums of the group's tokens (lane = row)
 ;   register set 0: runs in zmm16..23, d_w in zmm24, scratch zmm0, zmm1; set 1 (odd tiles of a
 ;   multi-tile decode, whose sums are zmm8..11): runs in zmm12..15, zmm4..7, d_w zmm28, scratch
@@ -269,70 +258,17 @@ x16_low_nibble: dd 0x0f0f0f0f
 %%done:
 %endmacro
 
-; X16_BODY type, block_bytes
-%macro X16_BODY 2
-  test arg3, arg3
-  jle .exit
-  test arg5, arg5
-  jle .exit
-  sub rsp, 16
-  mov [rsp], arg5
-  shr arg4, 5                                    ; blocks per row
-  imul g7, arg4, ACT_BLOCK
-  lea g8, [g7 + 2 * g7]
-  shl arg6, 2
+; X16_SETUP type: the constant registers (zmm31 = 0; Q4_0: the nibble masks)
+%macro X16_SETUP 1
   vpxord zmm31, zmm31, zmm31
   %if %1 == 4
     vpbroadcastd zmm30, [rel x16_low_nibble]
     vpslld zmm29, zmm30, 4                       ; 0xf0 bytes
   %endif
-.tile:
-  mov g13, [rsp]
-  mov g10, g1
-  mov g14, g2
-  cmp g13, 1
-  jne .group8
-  X16_DECODE_CHUNKS %1, %2
-  test arg3, arg3                                ; the odd tile left, if any
-  jle .done
-  X16_DECODE %1, %2, 1
-  jmp .done
-.group8:
-  cmp g13, 8
-  jb .group4
-  X16_PASS %1, %2, 8
-  sub g13, 8
-  lea g10, [g10 + 8 * g7]
-  lea g14, [g14 + 8 * g6]
-  jmp .group8
-.group4:
-  cmp g13, 4
-  jb .group1
-  X16_PASS %1, %2, 4
-  sub g13, 4
-  lea g10, [g10 + 4 * g7]
-  lea g14, [g14 + 4 * g6]
-.group1:
-  test g13, g13
-  jz .tile_done
-  X16_PASS %1, %2, 1
-  dec g13
-  add g10, g7
-  add g14, g6
-  jmp .group1
-.tile_done:
-  mov g0, g9                                     ; the next tile follows this one
-  add g2, 64
-  sub arg3, 16
-  jg .tile
-.done:
-  add rsp, 16
-.exit:
-  RET
 %endmacro
 
 FUNCTION matmul_q8_0_x16_avx512vnni, 7, 15, 16
-  X16_BODY 8, X16_Q8_BLOCK
+  X16_TILE_LOOP 8, X16_Q8_BLOCK, X16_PASS, 8, X16_DECODE_CHUNKS, X16_SETUP
 
 FUNCTION matmul_q4_0_x16_avx512vnni, 7, 15, 16
-  X16_BODY 4, X16_Q4_BLOCK
+  X16_TILE_LOOP 4, X16_Q4_BLOCK, X16_PASS, 8, X16_DECODE_CHUNKS, X16_SETUP

@@ -132,22 +132,10 @@ TEST_F(QuantAsm, MatmulExtremeBlocksExact) {
   for (const QuantKernelTable* table : asm_tables()) {
     SCOPED_TRACE(table->isa);
     const int64_t rows = 5, cols = 64, n_tokens = 6, blocks = 2;
-    std::vector<BlockQ8_0> w8(rows * blocks);
-    std::vector<BlockQ4_0> w4(rows * blocks);
-    for (int64_t i = 0; i < rows * blocks; ++i) {
-      w8[i].d = w4[i].d = kernels::f32_to_f16_scalar(0.5f + float(i));
-      for (int k = 0; k < 32; ++k) w8[i].qs[k] = int8_t(((i + k) % 3 == 0) ? -127 : 127);
-      for (int k = 0; k < 16; ++k) w4[i].qs[k] = uint8_t(((i + k) % 2) ? 0xf0 : 0x0f);
-    }
-    std::vector<ActBlock> x(blocks * n_tokens);
-    for (int64_t i = 0; i < blocks * n_tokens; ++i) {
-      x[i].d = 0.25f * float(i + 1);
-      x[i].sum = 0;
-      for (int k = 0; k < 32; ++k) {
-        x[i].qs[k] = int8_t(((i * 7 + k) % 5 < 2) ? -127 : 127);
-        x[i].sum += x[i].qs[k];
-      }
-    }
+    const ExtremeBlocks e = make_extreme_blocks(rows, blocks, n_tokens);
+    const std::vector<BlockQ8_0>& w8 = e.w8;
+    const std::vector<BlockQ4_0>& w4 = e.w4;
+    const std::vector<ActBlock>& x = e.x;
     for (int q = 0; q < 2; ++q) {
       const void* w = q == 0 ? static_cast<const void*>(w8.data()) : static_cast<const void*>(w4.data());
       std::vector<float> want(rows * n_tokens), got(rows * n_tokens);

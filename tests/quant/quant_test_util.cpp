@@ -69,6 +69,27 @@ void expect_sentinels(const std::vector<float>& y, int64_t rows) {
   for (int64_t i = rows; i < rows + kGuard; ++i) ASSERT_EQ(y[i], kSentinel) << "write past row " << rows;
 }
 
+ExtremeBlocks make_extreme_blocks(int64_t rows, int64_t blocks, int64_t n_tokens) {
+  ExtremeBlocks e;
+  e.w8.resize(size_t(rows * blocks));
+  e.w4.resize(size_t(rows * blocks));
+  for (int64_t i = 0; i < rows * blocks; ++i) {
+    e.w8[i].d = e.w4[i].d = kernels::f32_to_f16_scalar(0.5f + float(i));
+    for (int k = 0; k < 32; ++k) e.w8[i].qs[k] = int8_t(((i + k) % 3 == 0) ? -127 : 127);
+    for (int k = 0; k < 16; ++k) e.w4[i].qs[k] = uint8_t(((i + k) % 2) ? 0xf0 : 0x0f);
+  }
+  e.x.resize(size_t(blocks * n_tokens));
+  for (int64_t i = 0; i < blocks * n_tokens; ++i) {
+    e.x[i].d = 0.25f * float(i + 1);
+    e.x[i].sum = 0;
+    for (int k = 0; k < 32; ++k) {
+      e.x[i].qs[k] = int8_t(((i * 7 + k) % 5 < 2) ? -127 : 127);
+      e.x[i].sum += e.x[i].qs[k];
+    }
+  }
+  return e;
+}
+
 uint64_t checked_call(const void* fn, const std::vector<int64_t>& args) {
   static std::mt19937_64 rng(0x9e3779b9);
   int64_t packed[10] = {};

@@ -32,6 +32,16 @@ std::vector<double> order_tolerance(format::DType dtype, const QuantMatrix& m, c
 
 void expect_sentinels(const std::vector<float>& y, int64_t rows);
 
+// Blocks at the integer extremes: weights at +-127 (Q4_0: nibbles 0 and 15) and activations at
+// +-127, the largest sums the int8 / int16 steps of the kernels see. [rows, blocks] weights,
+// [n_tokens, blocks] activations.
+struct ExtremeBlocks {
+  std::vector<BlockQ8_0> w8;
+  std::vector<BlockQ4_0> w4;
+  std::vector<ActBlock> x;
+};
+ExtremeBlocks make_extreme_blocks(int64_t rows, int64_t blocks, int64_t n_tokens);
+
 // fn(args...) through the shared checkasm trampoline (tests/kernels/checked_call.asm) with random
 // seeds in every callee-saved register (xmm6-15 too on Win64); returns the mask of those not
 // restored.
