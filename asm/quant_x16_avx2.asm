@@ -171,35 +171,8 @@ x16a_ones16:     times 16 dw 1
   vmovups [g14 + g8 + 32], ymm11
 %endmacro
 
-; X16A_DECODE_CHUNKS type, block_bytes: the rows' first 2 x C tiles (C = tiles / 2) as two
-; chunks of C consecutive tiles, decoded as two streams that each walk their chunk from start to
-; end (long streams for the prefetchers; see the VNNI kernel). g2 counts the chunk's tiles down.
-%macro X16A_DECODE_CHUNKS 2
-  mov g2, arg3
-  shr g2, 5                                        ; C = rows / 32
-  jz %%done
-  imul g12, g4, %2
-  imul g12, g2                                     ; stream stride = C tiles
-  mov g8, g2
-  shl g8, 6                                        ; y stride = C x 16 rows
-  mov g5, g2
-  shl g5, 5
-  sub arg3, g5                                     ; rows left after the chunks
-%%tile:
-  X16A_DECODE %1, %2
-  mov g0, g9                                       ; each stream's next tile
-  add g14, 64
-  dec g2
-  jnz %%tile
-  add g0, g12                                      ; past the two chunks
-  add g14, g8
-%%done:
-%endmacro
-
-
-
 FUNCTION matmul_q8_0_x16_avx2, 7, 15, 16
-  X16_TILE_LOOP 8, X16_Q8_BLOCK, X16A_PASS, 4, X16A_DECODE_CHUNKS, X16_NO_SETUP
+  X16_TILE_LOOP 8, X16_Q8_BLOCK, X16A_PASS, 4, X16A_DECODE, X16_NO_SETUP
 
 FUNCTION matmul_q4_0_x16_avx2, 7, 15, 16
-  X16_TILE_LOOP 4, X16_Q4_BLOCK, X16A_PASS, 4, X16A_DECODE_CHUNKS, X16_NO_SETUP
+  X16_TILE_LOOP 4, X16_Q4_BLOCK, X16A_PASS, 4, X16A_DECODE, X16_NO_SETUP

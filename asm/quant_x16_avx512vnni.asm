@@ -185,7 +185,7 @@ x16_low_nibble: dd 0x0f0f0f0f
   %endrep
 %endmacro
 
-; X16_TILE_ADDR i: X16_P = the block cursor of stream i (0 or 1) of a decode pass: g9 + i x g12
+; X16_TILE_ADDR i: X16_P = the block cursor of stream i (0 or 1) of X16_DECODE2: g9 + i x g12
 %macro X16_TILE_ADDR 1
   %if %1 == 0
     %define X16_P g9
@@ -194,16 +194,15 @@ x16_low_nibble: dd 0x0f0f0f0f
   %endif
 %endmacro
 
-; X16_DECODE type, block_bytes, tiles (1 or 2): one token over one tile, or two tiles g12 bytes
-; apart (two sequential streams), block column by block column; tile i's 16 outputs go to
-; g14 + i x g8. Leaves g9 at the end of tile 0. g5..g8 are free here: one token needs neither
-; token strides nor y_stride.
-%macro X16_DECODE 3
+; X16_DECODE2 type, block_bytes: one token over two tiles g12 bytes apart (two sequential
+; streams: X16_CHUNKS in asm/quant_x16.inc), block column by block column; their 16 outputs
+; each go to g14 and g14 + g8. Leaves g9 at the end of the first tile.
+%macro X16_DECODE2 2
   mov g9, g0
   mov g11, g10
   mov g5, g4
   %assign i 0
-  %rep %3
+  %rep 2
     %assign acc 8 + i
     vpxord zmm%[acc], zmm%[acc], zmm%[acc]
     %assign i i + 1
@@ -211,7 +210,7 @@ x16_low_nibble: dd 0x0f0f0f0f
   X16_TOKEN_ADDR 0
 %%block:
   %assign i 0
-  %rep %3
+  %rep 2
     X16_TILE_ADDR i
     %assign acc 8 + i
     X16_PREFETCH_BLOCK X16_P, %2
@@ -224,38 +223,7 @@ x16_low_nibble: dd 0x0f0f0f0f
   dec g5
   jnz %%block
   vmovups [g14], zmm8
-  %if %3 == 2
-    vmovups [g14 + g8], zmm9
-  %endif
-%endmacro
-
-; X16_DECODE_CHUNKS type, block_bytes: the rows' first 2 x C tiles (C = tiles / 2) as two
-; chunks of C consecutive tiles, decoded as two streams that each walk their chunk from start to
-; end: streams as long as the chunk (the 16 rows of a 2048-column Q4_0 tile are only 18 KiB, too
-; short for the prefetchers to ramp up on). On 2048-column matrices (magnetar_bench_quant-style
-; A/B, 41 interleaved repetitions, asm read probe in the same loop) two chunks read at 89-97 % of
-; the probe, four at 82-98 %, eight at 66-89 %; tiles side by side (short streams) at 64-83 %.
-; g2 counts the chunk's tiles down (free on this path).
-%macro X16_DECODE_CHUNKS 2
-  mov g2, arg3
-  shr g2, 5                                      ; C = rows / 32
-  jz %%done
-  imul g12, g4, %2
-  imul g12, g2                                   ; stream stride = C tiles
-  mov g8, g2
-  shl g8, 6                                      ; y stride = C x 16 rows
-  mov g5, g2
-  shl g5, 5
-  sub arg3, g5                                   ; rows left after the chunks
-%%tile:
-  X16_DECODE %1, %2, 2
-  mov g0, g9                                     ; each stream's next tile
-  add g14, 64
-  dec g2
-  jnz %%tile
-  add g0, g12                                    ; past the two chunks
-  add g14, g8
-%%done:
+  vmovups [g14 + g8], zmm9
 %endmacro
 
 ; X16_SETUP type: the constant registers (zmm31 = 0; Q4_0: the nibble masks)
@@ -268,7 +236,7 @@ x16_low_nibble: dd 0x0f0f0f0f
 %endmacro
 
 FUNCTION matmul_q8_0_x16_avx512vnni, 7, 15, 16
-  X16_TILE_LOOP 8, X16_Q8_BLOCK, X16_PASS, 8, X16_DECODE_CHUNKS, X16_SETUP
+  X16_TILE_LOOP 8, X16_Q8_BLOCK, X16_PASS, 8, X16_DECODE2, X16_SETUP
 
 FUNCTION matmul_q4_0_x16_avx512vnni, 7, 15, 16
-  X16_TILE_LOOP 4, X16_Q4_BLOCK, X16_PASS, 8, X16_DECODE_CHUNKS, X16_SETUP
+  X16_TILE_LOOP 4, X16_Q4_BLOCK, X16_PASS, 8, X16_DECODE2, X16_SETUP
