@@ -124,9 +124,7 @@ struct WeightTypeChoice {
   const char* label;
   const char* note;
 };
-// The types this build can convert to and then run. convert_model() also writes Q8_0 and Q4_0,
-// but the engine does not compute with them yet ("cannot compute with yet" at load): add them
-// here (and to the welcome table) when it does.
+// The types the drop dialog converts to (and the welcome table's columns), largest first.
 inline constexpr WeightTypeChoice kWeightTypes[] = {
     {WeightType::F32, "F32", "exact, twice the size"},
     {WeightType::F16, "F16", "recommended: same answers, half the size"},

@@ -96,7 +96,8 @@ void MachineCard(UiState& ui, float width) {
     flag(cpu.avx512f, "AVX-512F");
     flag(cpu.avx512_vnni, "AVX-512 VNNI");
     row("Instruction sets", isa.empty() ? "none of AVX2/FMA/F16C" : isa);
-    row("Kernels", cpu.kernel_isa + (cpu.kernel_note.empty() ? "" : " (" + cpu.kernel_note + ")"));
+    row("Kernels", cpu.kernel_isa + (cpu.kernel_note.empty() ? "" : " (" + cpu.kernel_note + ")") +
+                       (cpu.quant_kernel_isa.empty() ? "" : " · Q8_0/Q4_0: " + cpu.quant_kernel_isa));
     char bw[64];
     if (ui.machine.ready) std::snprintf(bw, sizeof bw, "%.1f GB/s read (measured)", ui.machine.best_gbps);
     else std::snprintf(bw, sizeof bw, "measuring…");
@@ -115,11 +116,12 @@ void SpeedTable(UiState& ui) {
     ImGui::TextDisabled("(waiting for the bandwidth measurement)");
     return;
   }
-  if (ImGui::BeginTable("##expect", 3, ImGuiTableFlags_BordersInnerH | ImGuiTableFlags_RowBg |
-                                           ImGuiTableFlags_SizingStretchSame)) {
+  // One column per type the drop dialog offers (kWeightTypes, largest first), smallest first.
+  const int n_types = static_cast<int>(std::size(kWeightTypes));
+  if (ImGui::BeginTable("##expect", 1 + n_types,
+                        ImGuiTableFlags_BordersInnerH | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingStretchSame)) {
     ImGui::TableSetupColumn("Model");
-    ImGui::TableSetupColumn("F16 weights");
-    ImGui::TableSetupColumn("F32 weights");
+    for (int i = n_types - 1; i >= 0; --i) ImGui::TableSetupColumn(kWeightTypes[i].label);
     ImGui::TableHeadersRow();
     const struct { const char* name; double params; } sizes[] = {
         {"1B (TinyLlama)", 1.1e9}, {"2B (Gemma 2B)", 2.5e9}, {"7B (Llama 2)", 6.7e9}, {"9B (Gemma 2)", 9.2e9}};
@@ -127,7 +129,8 @@ void SpeedTable(UiState& ui) {
       ImGui::TableNextRow();
       ImGui::TableNextColumn();
       ImGui::TextUnformatted(size.name);
-      for (WeightType t : {WeightType::F16, WeightType::F32}) {
+      for (int i = n_types - 1; i >= 0; --i) {
+        const WeightType t = kWeightTypes[i].type;
         ImGui::TableNextColumn();
         const double tps = predicted_tokens_per_second(
             static_cast<uint64_t>(size.params * bytes_per_parameter(t)), ui.machine.best_gbps);

@@ -8,6 +8,8 @@
 
 #include "common/testdata.h"
 #include "core/bandwidth.h"
+#include "kernels/kernels.h"
+#include "kernels/quant.h"
 #include "magnetar/system.h"
 
 namespace magnetar {
@@ -18,6 +20,14 @@ BandwidthProfile sample_profile() {
   p.buffer_bytes = 1ull << 30;
   p.points = {{1, 31.5}, {2, 57.25}, {3, 60.0}};
   return p;
+}
+
+// The welcome screen's "Kernels" row: both tables, named as the dispatchers chose them.
+TEST(CpuInfo, NamesTheFloatAndQuantKernelTables) {
+  const CpuInfo& info = cpu_info();
+  EXPECT_EQ(info.kernel_isa, kernels::active().isa);
+  EXPECT_EQ(info.quant_kernel_isa, quant::active().isa);
+  EXPECT_FALSE(info.quant_kernel_isa.empty());
 }
 
 TEST(Bandwidth, SumWordsAddsEveryWordIncludingTheTail) {
