@@ -27,19 +27,6 @@ x16a_ones16:     times 16 dw 1
 ;   ymm8..15 = FP32 sums: half h, token t in ymm(8 + 4h + t)   ymm0..3 = int sums of tokens 0..3
 ;   ymm4..7 = scratch
 
-; X16A_TOKEN_ADDR t: the address of token t's current ActBlock
-%macro X16A_TOKEN_ADDR 1
-  %if %1 == 0
-    %define X16A_T g11
-  %elif %1 == 1
-    %define X16A_T g11 + g7
-  %elif %1 == 2
-    %define X16A_T g11 + 2 * g7
-  %else
-    %define X16A_T g11 + g8
-  %endif
-%endmacro
-
 ; X16A_HALF type (8 or 4), half (0 or 1), tokens (4 or 1), block pointer, first accumulator:
 ; the block's int32 dots of rows 8h..8h+7 with each token (ymm0..), then their scaled sums added
 ; to the FP32 accumulators (token t: ymm<first + t>).
@@ -57,8 +44,8 @@ x16a_ones16:     times 16 dw 1
       vpabsb ymm4, ymm5                            ; |q|
       %assign t 0
       %rep %3
-        X16A_TOKEN_ADDR t
-        vpbroadcastd ymm7, [X16A_T + ACT_QS + 4 * k]
+        X16_TOKEN_ADDR t
+        vpbroadcastd ymm7, [X16_T + ACT_QS + 4 * k]
         vpsignb ymm7, ymm7, ymm5                   ; x * sign(q)
         vpmaddubsw ymm7, ymm4, ymm7
         vpmaddwd ymm7, ymm7, [rel x16a_ones16]
@@ -76,10 +63,10 @@ x16a_ones16:     times 16 dw 1
       vpand ymm5, ymm5, [rel x16a_low_nibble]      ; elements 16+4m..16+4m+3
       %assign t 0
       %rep %3
-        X16A_TOKEN_ADDR t
-        vpbroadcastd ymm7, [X16A_T + ACT_QS + 4 * m]
+        X16_TOKEN_ADDR t
+        vpbroadcastd ymm7, [X16_T + ACT_QS + 4 * m]
         vpmaddubsw ymm7, ymm4, ymm7
-        vpbroadcastd ymm6, [X16A_T + ACT_QS + 16 + 4 * m]
+        vpbroadcastd ymm6, [X16_T + ACT_QS + 16 + 4 * m]
         vpmaddubsw ymm6, ymm5, ymm6
         vpaddw ymm7, ymm7, ymm6
         vpaddw ymm%[t], ymm%[t], ymm7              ; int16: 16 products of at most 1905
@@ -89,9 +76,9 @@ x16a_ones16:     times 16 dw 1
     %endrep
     %assign t 0
     %rep %3
-      X16A_TOKEN_ADDR t
+      X16_TOKEN_ADDR t
       vpmaddwd ymm%[t], ymm%[t], [rel x16a_ones16]
-      vpbroadcastd ymm6, [X16A_T + ACT_SUM]
+      vpbroadcastd ymm6, [X16_T + ACT_SUM]
       vpslld ymm6, ymm6, 3
       vpsubd ymm%[t], ymm%[t], ymm6                ; - 8 * sum(x)
       %assign t t + 1
@@ -100,10 +87,10 @@ x16a_ones16:     times 16 dw 1
   vcvtph2ps ymm4, [%4 + 16 * %2]                   ; d_w of the 8 rows
   %assign t 0
   %rep %3
-    X16A_TOKEN_ADDR t
+    X16_TOKEN_ADDR t
     %assign acc %5 + t
     vcvtdq2ps ymm%[t], ymm%[t]
-    vbroadcastss ymm5, [X16A_T + ACT_D]
+    vbroadcastss ymm5, [X16_T + ACT_D]
     vmulps ymm5, ymm5, ymm4                        ; d_w * d_x
     vmulps ymm%[t], ymm%[t], ymm5
     vaddps ymm%[acc], ymm%[acc], ymm%[t]

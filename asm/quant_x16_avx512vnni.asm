@@ -49,27 +49,6 @@ x16_low_nibble: dd 0x0f0f0f0f
 ; starts at -16 * 8 * sum(x), is shifted right by 4 (exact: a multiple of 16) — one AND per
 ; nibble instead of a shift and an AND.
 
-; X16_TOKEN_ADDR t: X16_T = the address of token t's current ActBlock
-%macro X16_TOKEN_ADDR 1
-  %if %1 == 0
-    %define X16_T g11
-  %elif %1 == 1
-    %define X16_T g11 + g7
-  %elif %1 == 2
-    %define X16_T g11 + 2 * g7
-  %elif %1 == 3
-    %define X16_T g11 + g8
-  %elif %1 == 4
-    %define X16_T g12
-  %elif %1 == 5
-    %define X16_T g12 + g7
-  %elif %1 == 6
-    %define X16_T g12 + 2 * g7
-  %else
-    %define X16_T g12 + g8
-  %endif
-%endmacro
-
 ; X16_WREG k: X16_W = the register of run k (elements 4k..4k+3) of the loaded block
 %macro X16_WREG 1
   %assign X16_W 16 + %1
