@@ -77,22 +77,23 @@ void dequantize_tile_row_q4_0(const void* tile, int64_t r, float* y, int64_t col
 
 // The twins compute what matvec_q*_ref computes on the untiled rows: an exact int32 dot per
 // block, then acc += float(dot) * (d_w * d_x), each operation rounded on its own, in block order.
-void matmul_q8_0_x16_ref(const void* w, const ActBlock* x, float* y, int64_t rows, int64_t cols,
-                         int64_t n_tokens, int64_t y_stride) {
+// block_dot(blk, r, xb) is the exact dot of row r of the tile's block column at blk with xb.
+namespace {
+template <class BlockDot>
+void matmul_x16_ref(const void* w, const ActBlock* x, float* y, int64_t rows, int64_t cols, int64_t n_tokens,
+                    int64_t y_stride, int64_t tile_block_bytes, BlockDot block_dot) {
   assert(rows % kTileRows == 0 && cols % kBlock == 0 && cols > 0 &&
-         "matmul_q8_0_x16: rows must be whole tiles of 16, cols a positive multiple of 32");
+         "matmul_q*_0_x16: rows must be whole tiles of 16, cols a positive multiple of 32");
   const int64_t n_blocks = cols / kBlock;
   for (int64_t tile = 0; tile < rows / kTileRows; ++tile) {
-    const uint8_t* base = static_cast<const uint8_t*>(w) + tile * n_blocks * kQ8TileBlock;
+    const uint8_t* base = static_cast<const uint8_t*>(w) + tile * n_blocks * tile_block_bytes;
     for (int64_t t = 0; t < n_tokens; ++t) {
       const ActBlock* xt = x + t * n_blocks;
       for (int64_t r = 0; r < kTileRows; ++r) {
         float acc = 0.0f;
         const uint8_t* blk = base;
-        for (int64_t b = 0; b < n_blocks; ++b, blk += kQ8TileBlock) {
-          int32_t dot = 0;
-          for (int64_t i = 0; i < kBlock; ++i)
-            dot += (int32_t(blk[kScaleBytes + 64 * (i / 4) + 4 * r + i % 4]) - kQ8Offset) * xt[b].qs[i];
+        for (int64_t b = 0; b < n_blocks; ++b, blk += tile_block_bytes) {
+          const int32_t dot = block_dot(blk, r, xt[b]);
           uint16_t d16;
           std::memcpy(&d16, blk + 2 * r, 2);
           acc += float(dot) * (kernels::f16_to_f32_scalar(d16) * xt[b].d);
@@ -102,34 +103,30 @@ void matmul_q8_0_x16_ref(const void* w, const ActBlock* x, float* y, int64_t row
     }
   }
 }
+}  // namespace
+
+void matmul_q8_0_x16_ref(const void* w, const ActBlock* x, float* y, int64_t rows, int64_t cols,
+                         int64_t n_tokens, int64_t y_stride) {
+  matmul_x16_ref(w, x, y, rows, cols, n_tokens, y_stride, kQ8TileBlock,
+                 [](const uint8_t* blk, int64_t r, const ActBlock& xb) {
+                   int32_t dot = 0;
+                   for (int64_t i = 0; i < kBlock; ++i)
+                     dot += (int32_t(blk[kScaleBytes + 64 * (i / 4) + 4 * r + i % 4]) - kQ8Offset) * xb.qs[i];
+                   return dot;
+                 });
+}
 
 void matmul_q4_0_x16_ref(const void* w, const ActBlock* x, float* y, int64_t rows, int64_t cols,
                          int64_t n_tokens, int64_t y_stride) {
-  assert(rows % kTileRows == 0 && cols % kBlock == 0 && cols > 0 &&
-         "matmul_q4_0_x16: rows must be whole tiles of 16, cols a positive multiple of 32");
-  const int64_t n_blocks = cols / kBlock;
-  for (int64_t tile = 0; tile < rows / kTileRows; ++tile) {
-    const uint8_t* base = static_cast<const uint8_t*>(w) + tile * n_blocks * kQ4TileBlock;
-    for (int64_t t = 0; t < n_tokens; ++t) {
-      const ActBlock* xt = x + t * n_blocks;
-      for (int64_t r = 0; r < kTileRows; ++r) {
-        float acc = 0.0f;
-        const uint8_t* blk = base;
-        for (int64_t b = 0; b < n_blocks; ++b, blk += kQ4TileBlock) {
-          int32_t dot = 0;  // sum q * x - 8 * sum x
-          for (int64_t j = 0; j < kBlock / 2; ++j) {
-            const uint8_t byte = blk[kScaleBytes + 64 * (j / 4) + 4 * r + j % 4];
-            dot += int32_t(byte & 0x0f) * xt[b].qs[j] + int32_t(byte >> 4) * xt[b].qs[j + kBlock / 2];
-          }
-          dot -= 8 * xt[b].sum;
-          uint16_t d16;
-          std::memcpy(&d16, blk + 2 * r, 2);
-          acc += float(dot) * (kernels::f16_to_f32_scalar(d16) * xt[b].d);
-        }
-        y[t * y_stride + tile * kTileRows + r] = acc;
-      }
-    }
-  }
+  matmul_x16_ref(w, x, y, rows, cols, n_tokens, y_stride, kQ4TileBlock,
+                 [](const uint8_t* blk, int64_t r, const ActBlock& xb) {
+                   int32_t dot = 0;  // sum q * x - 8 * sum x
+                   for (int64_t j = 0; j < kBlock / 2; ++j) {
+                     const uint8_t byte = blk[kScaleBytes + 64 * (j / 4) + 4 * r + j % 4];
+                     dot += int32_t(byte & 0x0f) * xb.qs[j] + int32_t(byte >> 4) * xb.qs[j + kBlock / 2];
+                   }
+                   return dot - 8 * xb.sum;
+                 });
 }
 
 }  // namespace magnetar::quant

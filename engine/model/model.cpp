@@ -143,7 +143,7 @@ struct DecodeLayouts {
   int striped = 0, tiled = 0;
 };
 DecodeLayouts lay_out_for_decode(uint8_t* writable, const uint8_t* file_data, const Config& c, Weights* w) {
-  std::vector<uint8_t> scratch;  // grows to the largest striped matrix, freed on return
+  std::vector<uint8_t> scratch;  // the largest striped matrix or 16-row tile, freed on return
   DecodeLayouts done;
   auto lay_out = [&](ops::Matrix* m) {
     uint8_t* own = writable + (static_cast<const uint8_t*>(m->data) - file_data);
