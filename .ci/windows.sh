@@ -24,8 +24,18 @@ declare -a timings=()
 failed=()
 stage_name="" stage_start=0
 begin() { echo; echo "=== windows: $1"; stage_name=$1; stage_start=$(date +%s); }
-end() { timings+=("$(printf '  %-44s %5ds' "$stage_name" $(( $(date +%s) - stage_start )))"); }
+end() { timings+=("$(printf '  %-44s %5ds' "$stage_name" $(( $(date +%s) - stage_start )))"); stage_name=""; }
 all_start=$(date +%s)
+# A step that stops the script (set -e) still gets its timing table, with the failed stage last.
+on_exit() {
+  local status=$?
+  [ $status -eq 0 ] && return
+  [ -n "$stage_name" ] && timings+=("$(printf '  %-44s %5ds  FAILED' "$stage_name" $(( $(date +%s) - stage_start )))")
+  echo "=== windows: timing (total $(( $(date +%s) - all_start ))s)"
+  printf '%s\n' "${timings[@]}"
+  echo "=== windows: FAILED (exit $status) in stage: ${stage_name:-outside any stage}"
+}
+trap on_exit EXIT
 
 begin "packages (mingw-w64, wine, nsis, deb-src)"
 packages=(mingw-w64 wine wine64 nsis dpkg-dev cmake ninja-build nasm pkg-config
@@ -34,15 +44,12 @@ missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
-# build-deps.sh needs `apt-get source`: enable deb-src for the configured Debian suites.
+# build-deps.sh needs `apt-get source`: enable deb-src for the Debian suites apt already uses,
+# from the same mirrors (the machine's own sources, whatever they name), unless some are enabled.
 if ! grep -rqs '^Types:.*deb-src\|^deb-src' /etc/apt/sources.list /etc/apt/sources.list.d/; then
-  $SUDO tee /etc/apt/sources.list.d/magnetar-deb-src.sources >/dev/null <<'EOF'
-Types: deb-src
-URIs: http://deb.debian.org/debian
-Suites: bookworm bookworm-updates
-Components: main
-Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
-EOF
+  src_list=$(installer/windows/deb-src-from-sources.sh)
+  [ -n "$src_list" ] || { echo "no Debian 'deb' source found in /etc/apt to derive deb-src from" >&2; exit 1; }
+  printf '%s\n' "$src_list" | $SUDO tee /etc/apt/sources.list.d/magnetar-deb-src.list >/dev/null
   need_update=1
 fi
 if [ ${#missing[@]} -gt 0 ] || [ -n "${need_update:-}" ] || ! apt-cache showsrc sentencepiece >/dev/null 2>&1; then
@@ -108,6 +115,7 @@ done
 echo "=== windows: timing (total $(( $(date +%s) - all_start ))s)"
 printf '%s\n' "${timings[@]}"
 if [ ${#failed[@]} -gt 0 ]; then
+  trap - EXIT
   echo "=== windows: FAILED: ${failed[*]}"
   exit 1
 fi

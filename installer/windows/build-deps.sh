@@ -8,6 +8,8 @@
 #
 # What the prefix holds (the same names the Linux build finds from Debian's -dev packages):
 #   sentencepiece  static libsentencepiece.a (+ _train), sentencepiece.pc   (apt-get source)
+#   pcre2          static libpcre2-8.a (Unicode, JIT), libpcre2-8.pc        (apt-get source)
+#   utf8proc       static libutf8proc.a, libutf8proc.pc                     (apt-get source)
 #   glfw3          static libglfw3.a, glfw3.pc, glfw3Config.cmake           (apt-get source)
 #   imgui          static libimgui.a with the GLFW + OpenGL3 backends and imgui_stdlib, headers in
 #                  include/imgui{,/backends}, imgui.pc (same layout as Debian's libimgui-dev)
@@ -28,7 +30,7 @@ repo=$(cd "$here/../.." && pwd)
 toolchain="$repo/cmake/toolchain-mingw-w64.cmake"
 jobs=${MAGNETAR_JOBS:-2}
 cache_root=${MAGNETAR_WIN_DEPS_CACHE:-$HOME/.cache/magnetar/win-deps}
-src_packages=(glfw3 imgui sentencepiece)
+src_packages=(glfw3 imgui sentencepiece pcre2 utf8proc)
 
 log() { echo "[win-deps] $*" >&2; }
 die() { log "error: $*"; exit 1; }
@@ -173,11 +175,46 @@ step sentencepiece cmake_cross "$spm_src" "$work/build-spm" \
   -DSPM_ENABLE_SHARED=OFF -DSPM_ENABLE_TCMALLOC=OFF -DSPM_USE_BUILTIN_PROTOBUF=ON \
   -DSPM_BUILD_TEST=OFF -DCMAKE_INSTALL_LIBDIR=lib -DCMAKE_INSTALL_INCDIR=include \
   -DCMAKE_INSTALL_INCLUDEDIR=include
+# pkg-config's output is a list of words, with or without a trailing space (pkgconf 1.8 adds
+# one): look for the header under each -I word.
 spm_cflags=$(PKG_CONFIG_LIBDIR="$prefix/lib/pkgconfig" pkg-config --cflags-only-I sentencepiece)
-[ -f "${spm_cflags#-I}/sentencepiece_processor.h" ] || die "sentencepiece.pc points to the wrong headers ($spm_cflags)"
+spm_header_found=0
+read -r -a spm_flags <<<"$spm_cflags"
+for flag in "${spm_flags[@]}"; do
+  [[ $flag == -I* && -f "${flag#-I}/sentencepiece_processor.h" ]] && spm_header_found=1
+done
+[ $spm_header_found = 1 ] || die "sentencepiece.pc points to the wrong headers (cflags: '$spm_cflags')"
 # Windows executables of the sentencepiece tools are not needed.
 rm -f "$prefix"/bin/spm_*.exe
 rmdir "$prefix/bin" 2>/dev/null || true
+
+# --- PCRE2 (8-bit code units, Unicode, JIT), static: tokenizer.json pre-tokenizer regexes ---
+step pcre2 cmake_cross "$(srcdir pcre2)" "$work/build-pcre2" \
+  -DBUILD_SHARED_LIBS=OFF -DBUILD_STATIC_LIBS=ON -DPCRE2_BUILD_PCRE2_8=ON -DPCRE2_BUILD_PCRE2_16=OFF \
+  -DPCRE2_BUILD_PCRE2_32=OFF -DPCRE2_SUPPORT_JIT=ON -DPCRE2_SUPPORT_UNICODE=ON \
+  -DPCRE2_BUILD_PCRE2GREP=OFF -DPCRE2_BUILD_TESTS=OFF -DCMAKE_INSTALL_LIBDIR=lib
+[ -f "$prefix/lib/pkgconfig/libpcre2-8.pc" ] || die "pcre2 installed no libpcre2-8.pc"
+grep -q -- '-DPCRE2_STATIC' "$prefix/lib/pkgconfig/libpcre2-8.pc" ||
+  die "libpcre2-8.pc lacks -DPCRE2_STATIC (needed to link the static library on Windows)"
+
+# --- utf8proc (Unicode normalisation), static; its CMake build installs no .pc: write one with
+# UTF8PROC_STATIC, which its header needs to link statically on Windows ---
+utf8proc_src=$(srcdir utf8proc)
+step utf8proc cmake_cross "$utf8proc_src" "$work/build-utf8proc" \
+  -DBUILD_SHARED_LIBS=OFF -DUTF8PROC_ENABLE_TESTING=OFF -DCMAKE_INSTALL_LIBDIR=lib
+[ -f "$prefix/lib/libutf8proc.a" ] || die "utf8proc installed no libutf8proc.a"
+utf8proc_version=${version[utf8proc]%%-*}
+cat >"$prefix/lib/pkgconfig/libutf8proc.pc" <<PC
+prefix=$prefix
+libdir=\${prefix}/lib
+includedir=\${prefix}/include
+
+Name: libutf8proc
+Description: UTF-8 processing library (Debian source $utf8proc_version), static, for Windows
+Version: $utf8proc_version
+Libs: -L\${libdir} -lutf8proc
+Cflags: -I\${includedir} -DUTF8PROC_STATIC
+PC
 
 # --- licences of everything linked into the executables, for the installer ---
 copy_licences() {
