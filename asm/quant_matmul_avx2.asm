@@ -32,6 +32,19 @@ mm_lane_index:   dd 0, 1, 2, 3, 4, 5, 6, 7
   vmovdqu [rsp + MM_LANES], ymm0
 %endmacro
 
+; MM_STORE4 mask, s0, s1, s2, s3 (QUANT_MATMUL's STORE for four tokens): token k's sums s_k
+; (lane = row) at y + (group token + k) * y_stride + group row * 4, vmaskmovps'd to real rows.
+%macro MM_STORE4 5
+  MM_STORE_ADDRESS
+  vmaskmovps [g2], %1, %2
+  MM_NEXT_TOKEN 2
+  vmaskmovps [g2], %1, %3
+  MM_NEXT_TOKEN 3
+  vmaskmovps [g2], %1, %4
+  MM_NEXT_TOKEN 4
+  vmaskmovps [g2], %1, %5
+%endmacro
+
 ; ------------------------------------------------------------------------------------------------
 ; Q8_0: a 4-row x 4-token tile.
 ; Registers of the block loop: g0 = weight block of row 0, rows 1..3 at g0 + g7, g8, g9;
@@ -111,19 +124,12 @@ mm_lane_index:   dd 0, 1, 2, 3, 4, 5, 6, 7
   ACCUMULATE 9, g1 + g12, g1 + g13
 %endmacro
 
-; Q8_STORE: token k of the group at y + (token + k) * y_stride + row * 4, masked to real rows
+; Q8_STORE: the group's four tokens ([tokens 0 | 1] in ymm8, [2 | 3] in ymm9), masked to real rows
 %macro Q8_STORE 0
-  MM_STORE_ADDRESS
   vmovdqu xmm6, [rsp + MM_LANES]
-  vmaskmovps [g2], xmm6, xmm8
-  MM_NEXT_TOKEN 2
   vextractf128 xmm0, ymm8, 1
-  vmaskmovps [g2], xmm6, xmm0
-  MM_NEXT_TOKEN 3
-  vmaskmovps [g2], xmm6, xmm9
-  MM_NEXT_TOKEN 4
-  vextractf128 xmm0, ymm9, 1
-  vmaskmovps [g2], xmm6, xmm0
+  vextractf128 xmm1, ymm9, 1
+  MM_STORE4 xmm6, xmm8, xmm0, xmm9, xmm1
 %endmacro
 
 FUNCTION matmul_q8_0_avx2, 7, 14, 16
@@ -252,17 +258,10 @@ FUNCTION matmul_q8_0_avx2, 7, 14, 16
   Q4T_TOKEN 6, 3
 %endmacro
 
-; Q4_STORE: token k of the group at y + (token + k) * y_stride + row * 4, lanes of real rows
+; Q4_STORE: the group's four tokens (ymm3..6, lane = row), lanes of real rows
 %macro Q4_STORE 0
-  MM_STORE_ADDRESS
   vmovdqu ymm0, [rsp + MM_LANES]
-  vmaskmovps [g2], ymm0, ymm3
-  MM_NEXT_TOKEN 2
-  vmaskmovps [g2], ymm0, ymm4
-  MM_NEXT_TOKEN 3
-  vmaskmovps [g2], ymm0, ymm5
-  MM_NEXT_TOKEN 4
-  vmaskmovps [g2], ymm0, ymm6
+  MM_STORE4 ymm0, ymm3, ymm4, ymm5, ymm6
 %endmacro
 
 FUNCTION matmul_q4_0_avx2, 7, 7, 16
