@@ -11,7 +11,7 @@
 #include <sstream>
 
 #include "cli.h"
-#include "model/compare.h"
+#include "magnetar/tools.h"
 #include "model_options.h"
 
 namespace magnetar::cli {
