@@ -50,8 +50,8 @@ int run_synth(const std::vector<std::string>& argv) {
   else if (dtype == "q4_0") options.dtype = format::DType::Q4_0;
   else return usage_error(kSynth, "--dtype is f16, f32, q8_0 or q4_0");
   int64_t seed = 0;
-  if (!args.get_int({"--seed"}, &seed) || seed < 0)
-    return usage_error(kSynth, "--seed takes a non-negative integer");
+  if (std::string error; !args.get_int({"--seed"}, 0, INT64_MAX, &seed, &error))
+    return usage_error(kSynth, error);
   options.seed = static_cast<uint64_t>(seed);
 
   int last_percent = -1;
@@ -60,6 +60,9 @@ int run_synth(const std::vector<std::string>& argv) {
     if (percent != last_percent) std::cerr << "\rwriting " << percent << "%" << std::flush;
     last_percent = percent;
   };
+  options.cancel = &interrupt_flag();
+  clear_interrupt();
+  install_interrupt_handler();
   const double t0 = platform::now_seconds();
   if (Status s = synth::write_model(*spec, options, out_path); !s) {
     std::cerr << "\nmagnetar-cli synth: " << s.message() << "\n";

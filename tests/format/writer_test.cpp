@@ -176,7 +176,7 @@ TEST_F(ModelWriterTest, BadDeclarationsAreRejected) {
   EXPECT_FALSE(create({{"a", DType::Q8_0, 2, 40, 2}}).is_ok());     // not a block multiple
   EXPECT_FALSE(create({{"a", static_cast<DType>(9), 2, 4, 2}}).is_ok());
   EXPECT_TRUE(entries(dir_).empty());
-  Status s = ModelWriter::create(dir_ + "/no/such/folder/m.mgn", m.header, m.decls, "", "", &w);
+  Status s = ModelWriter::create(dir_ + "/no/such/folder/m.mgn", m.header, m.decls, m.tokenizer, "", &w);
   ASSERT_FALSE(s.is_ok());
   EXPECT_NE(s.message().find("cannot create"), std::string::npos) << s.message();
 }
