@@ -50,8 +50,11 @@ Status fit_conversation(const Model& model, std::vector<ChatMessage>* messages, 
                            "the oldest turns) or a larger --ctx");
     if (messages->size() <= first_turn + 1)
       return Status::error(sizes + " with only the last message left: shorten it or raise --ctx");
-    messages->erase(messages->begin() + static_cast<long>(first_turn));
-    ++*dropped;
+    // A whole turn: the oldest message and the answer to it.
+    const auto first = messages->begin() + static_cast<long>(first_turn);
+    const bool answered = messages->size() > first_turn + 2 && first[1].role == "assistant";
+    messages->erase(first, first + (answered ? 2 : 1));
+    *dropped += answered ? 2 : 1;
   }
 }
 

@@ -45,8 +45,9 @@ int fail(const std::string& message) {
 
 bool read_text_file(const std::string& path, std::string* text, std::string* error) {
   std::error_code ec;  // a FIFO or device would block the open or never end
-  if (!std::filesystem::is_regular_file(std::filesystem::u8path(path), ec))
-    return *error = path + " is not a regular file", false;
+  const auto status = std::filesystem::status(std::filesystem::u8path(path), ec);
+  if (!std::filesystem::exists(status)) return *error = "cannot open " + path, false;
+  if (!std::filesystem::is_regular_file(status)) return *error = path + " is not a regular file", false;
   std::ifstream f(path, std::ios::binary | std::ios::ate);
   if (!f) return *error = "cannot open " + path, false;
   const std::streamoff size = f.tellg();
