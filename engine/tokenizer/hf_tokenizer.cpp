@@ -266,9 +266,10 @@ std::string clean_up_tokenization_spaces(std::string text) {
   return text;
 }
 
-Status make_stored_hf_tokenizer(const json& tokenizer, bool clean_up_spaces, std::string* out) {
+Status make_stored_hf_tokenizer(const json& tokenizer, bool clean_up_spaces, std::string* out,
+                                HfTokenizer* loaded) {
   HfTokenizer check;
-  MAGNETAR_TRY(check.load(tokenizer, clean_up_spaces));
+  MAGNETAR_TRY((loaded ? loaded : &check)->load(tokenizer, clean_up_spaces));
   json stored = json::object();
   stored["format"] = kStoredFormat;
   stored["clean_up_tokenization_spaces"] = clean_up_spaces;
@@ -277,16 +278,33 @@ Status make_stored_hf_tokenizer(const json& tokenizer, bool clean_up_spaces, std
   return Status::ok();
 }
 
+namespace {
+
+Status parse_files(std::string_view tokenizer_json, std::string_view tokenizer_config, json* tokenizer,
+                   bool* clean_up) {
+  *tokenizer = json::parse(tokenizer_json.begin(), tokenizer_json.end(), nullptr, false);
+  if (tokenizer->is_discarded()) return Status::error("tokenizer.json: malformed JSON");
+  *clean_up = false;
+  if (tokenizer_config.empty()) return Status::ok();
+  json c = json::parse(tokenizer_config.begin(), tokenizer_config.end(), nullptr, false);
+  if (c.is_discarded() || !c.is_object()) return Status::error("tokenizer_config.json: malformed JSON");
+  return get_bool(c, "clean_up_tokenization_spaces", false, clean_up).with_context("tokenizer_config.json");
+}
+
+}  // namespace
+
+Status HfTokenizer::load_files(std::string_view tokenizer_json, std::string_view tokenizer_config) {
+  json t;
+  bool clean_up = false;
+  MAGNETAR_TRY(parse_files(tokenizer_json, tokenizer_config, &t, &clean_up));
+  return load(t, clean_up).with_context("tokenizer.json");
+}
+
 Status make_stored_hf_tokenizer(std::string_view tokenizer_json, std::string_view tokenizer_config,
                                 std::string* out) {
-  json t = json::parse(tokenizer_json.begin(), tokenizer_json.end(), nullptr, false);
-  if (t.is_discarded()) return Status::error("tokenizer.json: malformed JSON");
+  json t;
   bool clean_up = false;
-  if (!tokenizer_config.empty()) {
-    json c = json::parse(tokenizer_config.begin(), tokenizer_config.end(), nullptr, false);
-    if (c.is_discarded() || !c.is_object()) return Status::error("tokenizer_config.json: malformed JSON");
-    MAGNETAR_TRY(get_bool(c, "clean_up_tokenization_spaces", false, &clean_up).with_context("tokenizer_config.json"));
-  }
+  MAGNETAR_TRY(parse_files(tokenizer_json, tokenizer_config, &t, &clean_up));
   return make_stored_hf_tokenizer(t, clean_up, out).with_context("tokenizer.json");
 }
 

@@ -31,6 +31,8 @@ class HfTokenizer {
   // clean_up_tokenization_spaces, applied by decode().
   Status load(const nlohmann::json& tokenizer_json, bool clean_up_spaces);
   Status load_stored(std::string_view stored);
+  // tokenizer.json's text and tokenizer_config.json's (may be empty).
+  Status load_files(std::string_view tokenizer_json, std::string_view tokenizer_config);
 
   // Text → ids without the post-processor's special tokens. `allow_special`: added tokens
   // marked special are recognised in the text; `content`: sorted byte ranges in which they are
@@ -76,8 +78,10 @@ class HfTokenizer {
 // Loads the result once, so an unsupported component is reported here, at conversion.
 Status make_stored_hf_tokenizer(std::string_view tokenizer_json, std::string_view tokenizer_config,
                                 std::string* out);
-// The same from an already built tokenizer.json object (GGUF vocabularies).
-Status make_stored_hf_tokenizer(const nlohmann::json& tokenizer, bool clean_up_spaces, std::string* out);
+// The same from an already built tokenizer.json object (GGUF vocabularies). `loaded`, when
+// given, receives the tokenizer built to check it.
+Status make_stored_hf_tokenizer(const nlohmann::json& tokenizer, bool clean_up_spaces, std::string* out,
+                                HfTokenizer* loaded = nullptr);
 // Python transformers' clean_up_tokenization: " ." → "." etc.
 std::string clean_up_tokenization_spaces(std::string text);
 

@@ -78,6 +78,17 @@ Status Tokenizer::load(TokenizerKind kind, std::string_view bytes) {
   return Status::error("tokenizer: unknown tokenizer kind " + std::to_string(uint32_t(kind)));
 }
 
+Status Tokenizer::load_tokenizer_json(std::string_view tokenizer_json, std::string_view tokenizer_config) {
+  sp_.reset();
+  specials_.clear();
+  auto hf = std::make_unique<tok::HfTokenizer>();
+  MAGNETAR_TRY(hf->load_files(tokenizer_json, tokenizer_config));
+  kind_ = TokenizerKind::HuggingFace;
+  adds_dummy_prefix_ = hf->strips_leading_space();
+  hf_ = std::move(hf);
+  return Status::ok();
+}
+
 Status Tokenizer::load_sentencepiece(std::string_view proto) {
   sp_ = std::make_unique<sentencepiece::SentencePieceProcessor>();
   auto status = sp_->LoadFromSerializedProto(proto);

@@ -42,6 +42,9 @@ class Tokenizer {
     return load(TokenizerKind::SentencePiece, serialized_model_proto);
   }
 
+  // A tokenizer.json and its tokenizer_config.json (may be empty) as they come from a folder.
+  Status load_tokenizer_json(std::string_view tokenizer_json, std::string_view tokenizer_config);
+
   TokenizerKind kind() const { return kind_; }
   int vocab_size() const;
   // Plain text → ids (no BOS; special-token strings stay text).

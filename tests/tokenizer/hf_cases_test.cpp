@@ -8,7 +8,6 @@
 #include <sstream>
 
 #include "common/testdata.h"
-#include "tokenizer/hf_tokenizer.h"
 #include "tokenizer/tokenizer.h"
 
 namespace magnetar {
@@ -40,11 +39,8 @@ class HfFamily : public ::testing::TestWithParam<Family> {};
 
 Status load_family(const Family& f, Tokenizer* tok) {
   const std::string dir = std::string("tokenizers/") + f.name + "/";
-  std::string stored;
-  MAGNETAR_TRY(tok::make_stored_hf_tokenizer(test::read_file(test::testdata_path(f.tokenizer_json)),
-                                             test::read_file(test::testdata_path(dir + "tokenizer_config.json")),
-                                             &stored));
-  return tok->load(TokenizerKind::HuggingFace, stored);
+  return tok->load_tokenizer_json(test::read_file(test::testdata_path(f.tokenizer_json)),
+                                 test::read_file(test::testdata_path(dir + "tokenizer_config.json")));
 }
 
 TEST_P(HfFamily, AllCasesEncodeAndDecodeLikeHuggingFace) {
