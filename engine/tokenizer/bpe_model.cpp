@@ -1,6 +1,7 @@
 // tokenizer.json BPE model: see bpe_model.h.
 #include "tokenizer/bpe_model.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <queue>
@@ -24,6 +25,44 @@ std::string byte_fallback_token(int b) {
 }
 
 }  // namespace
+
+void BpeModel::MergeTable::reserve(size_t n) {
+  size_t capacity = 16;
+  while (capacity < n * 2) capacity *= 2;  // at most half full
+  slots_.assign(capacity, Slot{});
+  size_ = 0;
+}
+
+void BpeModel::MergeTable::insert(uint64_t key, Merge merge) {
+  if ((size_ + 1) * 2 > slots_.size()) {  // grow: re-insert everything
+    std::vector<Slot> old;
+    old.swap(slots_);
+    reserve(std::max<size_t>(size_ + 1, old.size()));
+    for (const Slot& s : old)
+      if (s.key != kEmpty) insert(s.key, s.merge);
+  }
+  const size_t mask = slots_.size() - 1;
+  for (size_t i = hash(key) & mask;; i = (i + 1) & mask) {
+    if (slots_[i].key == key) {
+      slots_[i].merge = merge;
+      return;
+    }
+    if (slots_[i].key == kEmpty) {
+      slots_[i] = Slot{key, merge};
+      ++size_;
+      return;
+    }
+  }
+}
+
+const BpeModel::Merge* BpeModel::MergeTable::find(uint64_t key) const {
+  if (slots_.empty()) return nullptr;
+  const size_t mask = slots_.size() - 1;
+  for (size_t i = hash(key) & mask;; i = (i + 1) & mask) {
+    if (slots_[i].key == key) return &slots_[i].merge;
+    if (slots_[i].key == kEmpty) return nullptr;
+  }
+}
 
 Status BpeModel::load(const json& spec, bool byte_level) {
   std::string type;
@@ -72,6 +111,11 @@ Status BpeModel::load(const json& spec, bool byte_level) {
     unk_id_ = it->second;
   }
 
+  for (int c = 0; c < 128; ++c) {
+    const char ch = static_cast<char>(c);
+    auto it = vocab_.find(std::string_view(&ch, 1));
+    ascii_ids_[c] = it == vocab_.end() ? -1 : it->second;
+  }
   for (int b = 0; b < 256; ++b) {
     auto it = vocab_.find(byte_fallback_token(b));
     fallback_ids_[b] = it == vocab_.end() ? -1 : it->second;
@@ -126,7 +170,7 @@ Status BpeModel::load_merges(const json& merges) {
     auto im = vocab_.find(merged);
     if (im == vocab_.end())
       return Status::error("merge " + std::to_string(rank) + " makes a token missing from the vocabulary");
-    merges_[pair_key(ia->second, ib->second)] = Merge{int(rank), im->second};
+    merges_.insert(pair_key(ia->second, ib->second), Merge{int(rank), im->second});
   }
   return Status::ok();
 }
@@ -144,8 +188,16 @@ void BpeModel::initial_symbols(std::string_view word, std::vector<int>* ids) con
     if (n == 0) n = 1;  // the pipeline repairs input first; stay safe regardless
     std::string_view ch = word.substr(i, n);
     const bool first = i == 0, last = i + n == word.size();
+    const bool plain = (first || prefix_.empty()) && (!last || suffix_.empty());
+    if (plain && n == 1 && ascii_ids_[static_cast<unsigned char>(ch[0]) & 0x7F] >= 0 &&
+        static_cast<unsigned char>(ch[0]) < 0x80) {
+      ids->push_back(ascii_ids_[static_cast<unsigned char>(ch[0])]);
+      previous_unknown = false;
+      ++i;
+      continue;
+    }
     TokenMap::const_iterator it;
-    if ((first || prefix_.empty()) && (!last || suffix_.empty())) {
+    if (plain) {
       it = vocab_.find(ch);
     } else {
       decorated.assign(first ? "" : prefix_).append(ch).append(last ? suffix_ : "");
@@ -179,7 +231,7 @@ void BpeModel::merge(std::vector<int>* ids) const {
     int id, prev, next;
   };
   struct Candidate {
-    int rank, pos, merged_id;
+    int rank, pos, merged_id, left, right;  // left/right: the pair's ids when it was found
     bool operator>(const Candidate& o) const { return rank != o.rank ? rank > o.rank : pos > o.pos; }
   };
   std::vector<Symbol> sym(static_cast<size_t>(n));
@@ -191,8 +243,8 @@ void BpeModel::merge(std::vector<int>* ids) const {
   auto consider = [&](int pos) {
     const int next = sym[size_t(pos)].next;
     if (next < 0) return;
-    auto it = merges_.find(pair_key(sym[size_t(pos)].id, sym[size_t(next)].id));
-    if (it != merges_.end()) heap.push({it->second.rank, pos, it->second.merged_id});
+    const int left = sym[size_t(pos)].id, right = sym[size_t(next)].id;
+    if (const Merge* m = merges_.find(pair_key(left, right))) heap.push({m->rank, pos, m->merged_id, left, right});
   };
   for (int i = 0; i + 1 < n; ++i) consider(i);
   while (!heap.empty()) {
@@ -201,8 +253,7 @@ void BpeModel::merge(std::vector<int>* ids) const {
     Symbol& s = sym[size_t(top.pos)];
     if (s.id < 0 || s.next < 0) continue;  // merged away, or now the last symbol
     Symbol& right = sym[size_t(s.next)];
-    auto it = merges_.find(pair_key(s.id, right.id));
-    if (it == merges_.end() || it->second.merged_id != top.merged_id) continue;  // stale entry
+    if (s.id != top.left || right.id != top.right) continue;  // stale: a neighbour merged first
     s.id = top.merged_id;
     const int after = right.next;
     right.id = -1;

@@ -45,6 +45,29 @@ class BpeModel {
     int merged_id;
   };
   static uint64_t pair_key(int a, int b) { return (uint64_t(uint32_t(a)) << 32) | uint32_t(b); }
+  // (left id, right id) → merge, open addressing in one array: a lookup is one cache miss, where
+  // a node-based map costs several (the merge loop's main cost).
+  class MergeTable {
+   public:
+    void clear() {
+      slots_.clear();
+      size_ = 0;
+    }
+    bool empty() const { return size_ == 0; }
+    void reserve(size_t n);
+    void insert(uint64_t key, Merge merge);  // an existing key is overwritten
+    const Merge* find(uint64_t key) const;
+
+   private:
+    struct Slot {
+      uint64_t key = kEmpty;
+      Merge merge{};
+    };
+    static constexpr uint64_t kEmpty = ~uint64_t(0);  // ids are < 2^24: no real key is this
+    static size_t hash(uint64_t key) { return size_t((key * 0x9E3779B97F4A7C15ull) >> 20); }
+    std::vector<Slot> slots_;
+    size_t size_ = 0;
+  };
   Status load_merges(const nlohmann::json& merges);
   void initial_symbols(std::string_view word, std::vector<int>* ids) const;
   void merge(std::vector<int>* ids) const;
@@ -52,7 +75,7 @@ class BpeModel {
   TokenMap vocab_;                     // token text → id
   TokenMap byte_vocab_;                // byte-level: raw bytes → id
   std::vector<std::string> id_to_token_;
-  std::unordered_map<uint64_t, Merge> merges_;
+  MergeTable merges_;
   bool byte_level_ = false;
   bool ignore_merges_ = false;
   bool byte_fallback_ = false;
@@ -60,6 +83,7 @@ class BpeModel {
   int unk_id_ = -1;
   std::string prefix_, suffix_;        // continuing_subword_prefix, end_of_word_suffix
   int byte_ids_[256];                  // byte-level: the token of each single byte
+  int ascii_ids_[128];                 // character models: the token of each ASCII character (-1: none)
   int fallback_ids_[256];              // byte_fallback: "<0xAB>" tokens (-1: absent)
 };
 

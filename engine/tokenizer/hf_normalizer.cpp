@@ -25,21 +25,39 @@ struct Normalizer::Step {
 
 namespace {
 
-bool is_ascii(const std::string& s) {
-  for (unsigned char c : s)
-    if (c >= 0x80) return false;
-  return true;
-}
-
+// Normalizes only the non-ASCII stretches, each with the ASCII character before it: an ASCII
+// character is a starter that no normalization form reorders across or composes with what
+// precedes it, so the text can be cut before every ASCII character. Mostly-ASCII text (prose,
+// code) then costs a copy.
 Status apply_unicode_form(utf8proc_option_t options, std::string* text) {
-  if (is_ascii(*text)) return Status::ok();  // ASCII is invariant under every form
-  utf8proc_uint8_t* mapped = nullptr;
-  const utf8proc_ssize_t n =
-      utf8proc_map(reinterpret_cast<const utf8proc_uint8_t*>(text->data()),
-                   static_cast<utf8proc_ssize_t>(text->size()), &mapped, options);
-  if (n < 0) return Status::error(std::string("unicode normalization: ") + utf8proc_errmsg(n));
-  text->assign(reinterpret_cast<const char*>(mapped), static_cast<size_t>(n));
-  std::free(mapped);
+  const std::string& in = *text;
+  size_t i = 0;
+  while (i < in.size() && static_cast<unsigned char>(in[i]) < 0x80) ++i;
+  if (i == in.size()) return Status::ok();
+  std::string out;
+  out.reserve(in.size() + in.size() / 8);
+  out.append(in, 0, i);
+  while (i < in.size()) {
+    if (static_cast<unsigned char>(in[i]) < 0x80) {
+      out.push_back(in[i++]);
+      continue;
+    }
+    size_t start = i;
+    if (start > 0 && static_cast<unsigned char>(in[start - 1]) < 0x80) {
+      --start;
+      out.pop_back();
+    }
+    size_t end = i;
+    while (end < in.size() && static_cast<unsigned char>(in[end]) >= 0x80) ++end;
+    utf8proc_uint8_t* mapped = nullptr;
+    const utf8proc_ssize_t n = utf8proc_map(reinterpret_cast<const utf8proc_uint8_t*>(in.data() + start),
+                                            static_cast<utf8proc_ssize_t>(end - start), &mapped, options);
+    if (n < 0) return Status::error(std::string("unicode normalization: ") + utf8proc_errmsg(n));
+    out.append(reinterpret_cast<const char*>(mapped), static_cast<size_t>(n));
+    std::free(mapped);
+    i = end;
+  }
+  text->swap(out);
   return Status::ok();
 }
 

@@ -15,6 +15,9 @@ namespace {
 
 constexpr const char kStoredFormat[] = "magnetar-hf-tokenizer-1";
 constexpr size_t kMaxAddedTokens = size_t(1) << 20;
+// The word cache holds words up to this size, and at most this many (a few MB at worst).
+constexpr size_t kCachedWordBytes = 32;
+constexpr size_t kMaxCachedWords = 32768;
 
 // Invalid UTF-8 → U+FFFD (the pipeline works on text, as Hugging Face's Rust strings do).
 // Content ranges move with the repaired bytes: each side of every boundary is repaired alone.
@@ -177,7 +180,7 @@ Status HfTokenizer::load_stored(std::string_view stored) {
 }
 
 Status HfTokenizer::encode_text(std::string_view text, bool at_text_start, bool allow_special,
-                                std::vector<int>* out) const {
+                                WordCache* cache, std::vector<int>* out) const {
   Words words;
   words.text.assign(text);
   MAGNETAR_TRY(normalizer_.apply(&words.text));
@@ -195,7 +198,21 @@ Status HfTokenizer::encode_text(std::string_view text, bool at_text_start, bool 
     }
     if (pieces.size() > 1) words.text = normalized.substr(p.begin, p.end - p.begin);
     MAGNETAR_TRY(pre_tokenizer_.apply(&words, at_text_start && p.begin == 0));
-    for (auto [b, e] : words.spans) model_.encode_word(std::string_view(words.text).substr(b, e - b), out);
+    for (auto [b, e] : words.spans) {
+      const std::string_view word = std::string_view(words.text).substr(b, e - b);
+      if (word.size() > kCachedWordBytes) {
+        model_.encode_word(word, out);
+        continue;
+      }
+      if (auto it = cache->find(word); it != cache->end()) {
+        out->insert(out->end(), it->second.begin(), it->second.end());
+        continue;
+      }
+      const size_t before = out->size();
+      model_.encode_word(word, out);
+      if (cache->size() < kMaxCachedWords)
+        cache->emplace(std::string(word), std::vector<int>(out->begin() + std::ptrdiff_t(before), out->end()));
+    }
   }
   return Status::ok();
 }
@@ -214,9 +231,10 @@ Status HfTokenizer::encode(std::string_view text, bool allow_special, const Byte
   }
   std::vector<TextPiece> pieces;
   raw_matcher_.split(text, allow_special, *ranges, &pieces);
+  WordCache cache;
   for (const TextPiece& p : pieces) {
     if (p.id >= 0) out->push_back(p.id);
-    else MAGNETAR_TRY(encode_text(text.substr(p.begin, p.end - p.begin), p.begin == 0, allow_special, out));
+    else MAGNETAR_TRY(encode_text(text.substr(p.begin, p.end - p.begin), p.begin == 0, allow_special, &cache, out));
   }
   return Status::ok();
 }

@@ -8,6 +8,7 @@
 // "tokenizer": <tokenizer.json>}; see make_stored_hf_tokenizer.
 #pragma once
 #include <string>
+#include <unordered_map>
 #include <string_view>
 #include <vector>
 
@@ -56,7 +57,9 @@ class HfTokenizer {
  private:
   Status load_added_tokens(const nlohmann::json& list);
   Status load_post_processor(const nlohmann::json& spec, int depth);
-  Status encode_text(std::string_view text, bool at_text_start, bool allow_special,
+  // Ids of short words already encoded during one encode() call: prose repeats its words.
+  using WordCache = std::unordered_map<std::string, std::vector<int>, StringHash, std::equal_to<>>;
+  Status encode_text(std::string_view text, bool at_text_start, bool allow_special, WordCache* cache,
                      std::vector<int>* out) const;
 
   Normalizer normalizer_;

@@ -47,9 +47,18 @@ std::string rewrite_whitespace_classes(std::string_view p) {
   return out;
 }
 
+// Hostile patterns from a tokenizer.json must fail, not hang: bound the backtracking work of
+// one match (real pre-tokenizer patterns need a few hundred steps) and its heap.
+constexpr uint32_t kMatchLimit = 20'000'000;
+constexpr uint32_t kHeapLimitKiB = 64 * 1024;
+
 struct UnicodeRegex::Impl {
   pcre2_code* code = nullptr;
-  ~Impl() { pcre2_code_free(code); }
+  pcre2_match_context* context = nullptr;  // read-only while matching: shared by threads
+  ~Impl() {
+    pcre2_match_context_free(context);
+    pcre2_code_free(code);
+  }
 };
 
 UnicodeRegex::UnicodeRegex() = default;
@@ -73,6 +82,10 @@ Status UnicodeRegex::compile(std::string_view pattern) {
   pcre2_jit_compile(code, PCRE2_JIT_COMPLETE);  // optional: the interpreter is the fallback
   impl_ = std::make_unique<Impl>();
   impl_->code = code;
+  impl_->context = pcre2_match_context_create(nullptr);
+  if (impl_->context == nullptr) return Status::error("regex: out of memory");
+  pcre2_set_match_limit(impl_->context, kMatchLimit);
+  pcre2_set_heap_limit(impl_->context, kHeapLimitKiB);
   return Status::ok();
 }
 
@@ -85,7 +98,10 @@ Status UnicodeRegex::find_all(std::string_view text, std::vector<std::pair<size_
   uint32_t options = 0;
   Status result = Status::ok();
   while (start <= text.size()) {
-    const int rc = pcre2_match(impl_->code, subject, text.size(), start, options, md, nullptr);
+    int rc = pcre2_match(impl_->code, subject, text.size(), start, options, md, impl_->context);
+    // JIT code runs on a small machine stack; the interpreter's heap (bounded above) is larger.
+    if (rc == PCRE2_ERROR_JIT_STACKLIMIT)
+      rc = pcre2_match(impl_->code, subject, text.size(), start, options | PCRE2_NO_JIT, md, impl_->context);
     if (rc == PCRE2_ERROR_NOMATCH) break;
     if (rc < 0) {
       PCRE2_UCHAR message[256];
