@@ -17,6 +17,10 @@ using nlohmann::json;
 namespace {
 
 constexpr size_t kMaxVocab = size_t(1) << 24;  // 16 M tokens: far above any real vocabulary
+constexpr uint32_t kMeta = 0x2581;             // "▁", SentencePiece's space
+// The word cache holds words up to this size, and at most this many (a few MB at worst).
+constexpr size_t kCachedWordBytes = 32;
+constexpr size_t kMaxCachedWords = 32768;
 
 std::string byte_fallback_token(int b) {
   char buf[8];
@@ -111,10 +115,27 @@ Status BpeModel::load(const json& spec, bool byte_level) {
     unk_id_ = it->second;
   }
 
-  for (int c = 0; c < 128; ++c) {
-    const char ch = static_cast<char>(c);
-    auto it = vocab_.find(std::string_view(&ch, 1));
-    ascii_ids_[c] = it == vocab_.end() ? -1 : it->second;
+  bmp_ids_.assign(byte_level ? 0 : 0x10000, -1);
+  if (!byte_level)
+    for (const auto& [token, id] : vocab_) {
+      const size_t n = token.empty() ? 0 : utf8_valid_length(token, 0);
+      if (n != 0 && n == token.size() && n <= 3) bmp_ids_[utf8_decode(token, 0, n)] = id;
+    }
+  // Where a merge could join a character to a following "▁": any token holding "c▁". Cutting
+  // elsewhere before a "▁" cannot change the result, as every merge result is a vocab token.
+  joins_meta_.clear();
+  if (!byte_level && prefix_.empty() && suffix_.empty() && bmp_ids_[kMeta] >= 0) {
+    joins_meta_.assign(0x10000, 0);
+    for (const auto& [token, id] : vocab_) {
+      uint32_t previous = 0;
+      for (size_t i = 0; i < token.size();) {
+        const size_t n = std::max<size_t>(utf8_valid_length(token, i), 1);
+        const uint32_t cp = utf8_decode(token, i, n);
+        if (cp == kMeta && i > 0 && previous < 0x10000) joins_meta_[previous] = 1;
+        previous = cp;
+        i += n;
+      }
+    }
   }
   for (int b = 0; b < 256; ++b) {
     auto it = vocab_.find(byte_fallback_token(b));
@@ -189,12 +210,13 @@ void BpeModel::initial_symbols(std::string_view word, std::vector<int>* ids) con
     std::string_view ch = word.substr(i, n);
     const bool first = i == 0, last = i + n == word.size();
     const bool plain = (first || prefix_.empty()) && (!last || suffix_.empty());
-    if (plain && n == 1 && ascii_ids_[static_cast<unsigned char>(ch[0]) & 0x7F] >= 0 &&
-        static_cast<unsigned char>(ch[0]) < 0x80) {
-      ids->push_back(ascii_ids_[static_cast<unsigned char>(ch[0])]);
-      previous_unknown = false;
-      ++i;
-      continue;
+    if (plain && n <= 3) {
+      if (const int id = bmp_ids_[utf8_decode(word, i, n)]; id >= 0) {
+        ids->push_back(id);
+        previous_unknown = false;
+        i += n;
+        continue;
+      }
     }
     TokenMap::const_iterator it;
     if (plain) {
@@ -266,7 +288,18 @@ void BpeModel::merge(std::vector<int>* ids) const {
   for (int i = 0; i >= 0; i = sym[size_t(i)].next) ids->push_back(sym[size_t(i)].id);
 }
 
-void BpeModel::encode_word(std::string_view word, std::vector<int>* out) const {
+bool BpeModel::can_cut_before_meta(std::string_view word, size_t pos) const {
+  // word[pos..] starts with "▁"; the character before must be a plain single-character token
+  // (not byte fallback or unk, whose token text ends in '>') that no token joins to "▁".
+  size_t start = pos - 1;
+  while (start > 0 && (static_cast<unsigned char>(word[start]) & 0xC0) == 0x80) --start;
+  const size_t n = utf8_valid_length(word, start);
+  if (n == 0 || start + n != pos || n > 3) return false;
+  const uint32_t cp = utf8_decode(word, start, n);
+  return cp != kMeta && bmp_ids_[cp] >= 0 && !joins_meta_[cp];
+}
+
+void BpeModel::encode_word(std::string_view word, WordCache* cache, std::vector<int>* out) const {
   if (word.empty()) return;
   if (ignore_merges_) {
     const TokenMap& whole = byte_level_ ? byte_vocab_ : vocab_;
@@ -275,11 +308,34 @@ void BpeModel::encode_word(std::string_view word, std::vector<int>* out) const {
       return;
     }
   }
+  if (joins_meta_.empty() || word.size() <= kCachedWordBytes) return encode_piece(word, cache, out);
+  size_t start = 0;
+  for (size_t pos = word.find("\xE2\x96\x81", 1); pos != std::string_view::npos;
+       pos = word.find("\xE2\x96\x81", pos + 3)) {
+    if (!can_cut_before_meta(word, pos)) continue;
+    encode_piece(word.substr(start, pos - start), cache, out);
+    start = pos;
+  }
+  encode_piece(word.substr(start), cache, out);
+}
+
+void BpeModel::encode_piece(std::string_view word, WordCache* cache, std::vector<int>* out) const {
+  if (word.empty()) return;
+  const bool cacheable = cache != nullptr && word.size() <= kCachedWordBytes;
+  if (cacheable) {
+    if (auto it = cache->find(word); it != cache->end()) {
+      out->insert(out->end(), it->second.begin(), it->second.end());
+      return;
+    }
+  }
+  const size_t before = out->size();
   std::vector<int> ids;
   ids.reserve(word.size());
   initial_symbols(word, &ids);
   merge(&ids);
   out->insert(out->end(), ids.begin(), ids.end());
+  if (cacheable && cache->size() < kMaxCachedWords)
+    cache->emplace(std::string(word), std::vector<int>(out->begin() + std::ptrdiff_t(before), out->end()));
 }
 
 }  // namespace magnetar::tok

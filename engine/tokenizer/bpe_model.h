@@ -26,6 +26,8 @@ struct StringHash {
   size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
 };
 using TokenMap = std::unordered_map<std::string, int, StringHash, std::equal_to<>>;
+// Ids of short words already encoded during one encode() call: text repeats its words.
+using WordCache = std::unordered_map<std::string, std::vector<int>, StringHash, std::equal_to<>>;
 
 class BpeModel {
  public:
@@ -33,7 +35,10 @@ class BpeModel {
   Status load(const nlohmann::json& spec, bool byte_level);
 
   // Appends the ids of one pre-tokenized word. Memory: a few words of state per byte.
-  void encode_word(std::string_view word, std::vector<int>* out) const;
+  // Character models whose text is one long "word" (Gemma: a whole line) are cut before each
+  // "▁" that no merge can join to the character before it (see load), so the pieces are
+  // merged independently and repeated pieces come from `cache`.
+  void encode_word(std::string_view word, WordCache* cache, std::vector<int>* out) const;
 
   // The vocabulary as written in the file (mapped characters for byte-level models).
   const TokenMap& vocab() const { return vocab_; }
@@ -70,6 +75,8 @@ class BpeModel {
   };
   Status load_merges(const nlohmann::json& merges);
   void initial_symbols(std::string_view word, std::vector<int>* ids) const;
+  void encode_piece(std::string_view piece, WordCache* cache, std::vector<int>* out) const;
+  bool can_cut_before_meta(std::string_view word, size_t pos) const;
   void merge(std::vector<int>* ids) const;
 
   TokenMap vocab_;                     // token text → id
@@ -83,7 +90,12 @@ class BpeModel {
   int unk_id_ = -1;
   std::string prefix_, suffix_;        // continuing_subword_prefix, end_of_word_suffix
   int byte_ids_[256];                  // byte-level: the token of each single byte
-  int ascii_ids_[128];                 // character models: the token of each ASCII character (-1: none)
+  // Character models: the token of each single Basic Multilingual Plane character (-1: none),
+  // so initial symbols rarely need a string hash.
+  std::vector<int32_t> bmp_ids_;
+  // joins_meta_[c]: some token holds c directly followed by "▁" (so no cut between them);
+  // empty when cutting is off (byte-level models, subword prefixes, no "▁" token).
+  std::vector<uint8_t> joins_meta_;
   int fallback_ids_[256];              // byte_fallback: "<0xAB>" tokens (-1: absent)
 };
 

@@ -15,9 +15,6 @@ namespace {
 
 constexpr const char kStoredFormat[] = "magnetar-hf-tokenizer-1";
 constexpr size_t kMaxAddedTokens = size_t(1) << 20;
-// The word cache holds words up to this size, and at most this many (a few MB at worst).
-constexpr size_t kCachedWordBytes = 32;
-constexpr size_t kMaxCachedWords = 32768;
 
 // Invalid UTF-8 → U+FFFD (the pipeline works on text, as Hugging Face's Rust strings do).
 // Content ranges move with the repaired bytes: each side of every boundary is repaired alone.
@@ -198,21 +195,7 @@ Status HfTokenizer::encode_text(std::string_view text, bool at_text_start, bool 
     }
     if (pieces.size() > 1) words.text = normalized.substr(p.begin, p.end - p.begin);
     MAGNETAR_TRY(pre_tokenizer_.apply(&words, at_text_start && p.begin == 0));
-    for (auto [b, e] : words.spans) {
-      const std::string_view word = std::string_view(words.text).substr(b, e - b);
-      if (word.size() > kCachedWordBytes) {
-        model_.encode_word(word, out);
-        continue;
-      }
-      if (auto it = cache->find(word); it != cache->end()) {
-        out->insert(out->end(), it->second.begin(), it->second.end());
-        continue;
-      }
-      const size_t before = out->size();
-      model_.encode_word(word, out);
-      if (cache->size() < kMaxCachedWords)
-        cache->emplace(std::string(word), std::vector<int>(out->begin() + std::ptrdiff_t(before), out->end()));
-    }
+    for (auto [b, e] : words.spans) model_.encode_word(std::string_view(words.text).substr(b, e - b), cache, out);
   }
   return Status::ok();
 }

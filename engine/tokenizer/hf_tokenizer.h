@@ -57,8 +57,6 @@ class HfTokenizer {
  private:
   Status load_added_tokens(const nlohmann::json& list);
   Status load_post_processor(const nlohmann::json& spec, int depth);
-  // Ids of short words already encoded during one encode() call: prose repeats its words.
-  using WordCache = std::unordered_map<std::string, std::vector<int>, StringHash, std::equal_to<>>;
   Status encode_text(std::string_view text, bool at_text_start, bool allow_special, WordCache* cache,
                      std::vector<int>* out) const;
 
