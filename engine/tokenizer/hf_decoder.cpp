@@ -91,6 +91,8 @@ struct Decoder::Step {
         return;
       }
       case Kind::Strip:
+        // Strips the ends of the (usually fused) text: when streaming, one token is not an end.
+        if (streaming) return;
         for (std::string& t : *tokens) {
           int n = 0;
           while (n < strip_start && t.size() >= content.size() && !content.empty() &&
@@ -161,6 +163,8 @@ Status Decoder::add(const json& spec, int depth) {
     };
     MAGNETAR_TRY(count("start", &step->strip_start));
     MAGNETAR_TRY(count("stop", &step->strip_stop));
+    // Llama-2-style files: a normalizer prepends "▁" and this removes its space again.
+    strips_leading_space_ = strips_leading_space_ || (step->content == " " && step->strip_start > 0);
   } else if (type == "Replace") {
     step->kind = Step::Kind::Replace;
     bool is_regex = false;

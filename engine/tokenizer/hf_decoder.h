@@ -25,7 +25,8 @@ class Decoder {
   // One token's bytes when streamed in the middle of a text: byte tokens stay raw bytes (the
   // caller joins partial UTF-8), and rules that only apply at the start of a text are skipped.
   std::string token_bytes(const std::string& token) const;
-  // True when decoding drops a leading space that an encoder prepended (Metaspace prepend).
+  // True when decoding drops a leading space that an encoder prepended (Metaspace prepend,
+  // Strip of a leading " ").
   bool strips_leading_space() const { return strips_leading_space_; }
 
   struct Step;

@@ -83,5 +83,30 @@ TEST_P(HfFamily, AllCasesEncodeAndDecodeLikeHuggingFace) {
 INSTANTIATE_TEST_SUITE_P(Families, HfFamily, ::testing::ValuesIn(kFamilies),
                          [](const auto& info) { return std::string(info.param.name); });
 
+// The stories260K folder ships both a SentencePiece model and the tokenizer.json transformers
+// derived from it (Prepend/Replace normalizer, byte fallback, fuse_unk, Strip decoder): the two
+// kinds must agree on ids, decoded text and streamed pieces for the 46 llama2 strings.
+TEST(HfTokenizer, LlamaStyleTokenizerJsonMatchesItsSentencePieceModel) {
+  MAGNETAR_REQUIRE_TESTDATA("stories260K-hf/f32/tokenizer.json");
+  Tokenizer sp, hf;
+  ASSERT_TRUE(sp.load(test::read_file(test::testdata_path("stories260K-hf/f32/tokenizer.model"))));
+  Status st = hf.load_tokenizer_json(test::read_file(test::testdata_path("stories260K-hf/f32/tokenizer.json")),
+                                     test::read_file(test::testdata_path("stories260K-hf/f32/tokenizer_config.json")));
+  ASSERT_TRUE(st) << st.message();
+  EXPECT_EQ(hf.vocab_size(), sp.vocab_size());
+  EXPECT_TRUE(hf.adds_dummy_prefix());
+  EXPECT_EQ(hf.added_prefix_ids(), std::vector<int>{1});
+  auto inputs = split(test::read_file(test::testdata_path("tokenizers/llama2/cases.inp")), "\n__ggml_vocab_test__\n");
+  inputs.push_back("Once upon a time, <s> there was </s> a 😀 cat");
+  for (const std::string& text : inputs) {
+    std::vector<int> a, b;
+    ASSERT_TRUE(sp.encode(text, &a));
+    ASSERT_TRUE(hf.encode(text, &b));
+    EXPECT_EQ(b, a) << "\"" << text << "\"";
+    EXPECT_EQ(hf.decode(b), sp.decode(a)) << "\"" << text << "\"";
+  }
+  for (int id = 3; id < sp.vocab_size(); ++id) EXPECT_EQ(hf.piece_text(id), sp.piece_text(id)) << id;
+}
+
 }  // namespace
 }  // namespace magnetar
