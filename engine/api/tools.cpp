@@ -17,6 +17,7 @@
 #include "kernels/quant.h"
 #include "model/model_impl.h"
 #include "model/synth.h"
+#include "tokenizer/tokenizer_file.h"
 
 namespace magnetar {
 
@@ -144,5 +145,28 @@ Status write_synthetic_model(const std::string& like, const SynthOptions& option
   if (file_bytes && !platform::file_size(path, file_bytes)) *file_bytes = 0;
   return Status::ok();
 }
+
+struct StandaloneTokenizer::Impl {
+  Tokenizer tokenizer;
+};
+
+StandaloneTokenizer::StandaloneTokenizer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+StandaloneTokenizer::~StandaloneTokenizer() = default;
+
+Status StandaloneTokenizer::open(const std::string& path, std::unique_ptr<StandaloneTokenizer>* out) {
+  auto impl = std::make_unique<Impl>();
+  MAGNETAR_TRY(load_tokenizer_file(path, &impl->tokenizer));
+  out->reset(new StandaloneTokenizer(std::move(impl)));
+  return Status::ok();
+}
+
+Status StandaloneTokenizer::encode(std::string_view text, bool parse_special, std::vector<int>* ids) const {
+  return parse_special ? impl_->tokenizer.encode_with_special(text, ids) : impl_->tokenizer.encode(text, ids);
+}
+std::string StandaloneTokenizer::decode(const std::vector<int>& ids) const { return impl_->tokenizer.decode(ids); }
+std::string StandaloneTokenizer::piece(int id) const { return impl_->tokenizer.piece_string(id); }
+bool StandaloneTokenizer::is_special(int id) const { return impl_->tokenizer.is_special(id); }
+int StandaloneTokenizer::vocab_size() const { return impl_->tokenizer.vocab_size(); }
+const char* StandaloneTokenizer::kind_name() const { return tokenizer_kind_name(impl_->tokenizer.kind()); }
 
 }  // namespace magnetar

@@ -1,13 +1,20 @@
-// SentencePiece wrapper: see tokenizer.h.
+// The tokenizer interface over SentencePiece and tokenizer.json: see tokenizer.h.
 #include "tokenizer/tokenizer.h"
 
 #include <sentencepiece_processor.h>
 
 #include <algorithm>
 
+#include "tokenizer/hf_tokenizer.h"
+
 namespace magnetar {
 
 namespace {
+
+// SentencePiece's encoder keeps several hundred bytes of state per input byte: a 2 MB paste
+// cost 734 MB. Long texts are encoded in chunks cut where the encoding cannot change (see
+// next_chunk_end); shorter texts go through whole, as before.
+constexpr size_t kSentencePieceChunk = 32 * 1024;
 
 // A token's text when streamed: '▁' becomes a space, byte tokens their raw byte, controls nothing.
 std::string compute_piece_text(const sentencepiece::SentencePieceProcessor& sp, int id) {
@@ -29,15 +36,66 @@ std::string compute_piece_text(const sentencepiece::SentencePieceProcessor& sp, 
   return out;
 }
 
+// SentencePiece splits words before each space: a single space between two non-space bytes
+// starts a new word, so the text can be cut there. Returns text.size() when no such place
+// follows `from` (one huge word stays whole).
+size_t next_chunk_end(std::string_view text, size_t from) {
+  for (size_t i = std::max<size_t>(from, 1); i + 1 < text.size(); ++i)
+    if (text[i] == ' ' && text[i - 1] != ' ' && text[i + 1] != ' ') return i;
+  return text.size();
+}
+
 }  // namespace
 
-Tokenizer::Tokenizer() : sp_(std::make_unique<sentencepiece::SentencePieceProcessor>()) {}
+const char* tokenizer_kind_name(TokenizerKind kind) {
+  switch (kind) {
+    case TokenizerKind::SentencePiece: return "SentencePiece";
+    case TokenizerKind::HuggingFace: return "tokenizer.json (BPE)";
+  }
+  return "unknown";
+}
+
+Tokenizer::Tokenizer() = default;
 Tokenizer::~Tokenizer() = default;
 
-Status Tokenizer::load(std::string_view proto) {
-  auto status = sp_->LoadFromSerializedProto(proto);
-  if (!status.ok()) return Status::error("tokenizer: " + status.ToString());
+Status Tokenizer::load(TokenizerKind kind, std::string_view bytes) {
+  kind_ = kind;
+  sp_.reset();
+  hf_.reset();
   specials_.clear();
+  piece_text_bytes_.clear();
+  piece_text_offsets_.clear();
+  switch (kind) {
+    case TokenizerKind::SentencePiece: return load_sentencepiece(bytes);
+    case TokenizerKind::HuggingFace: {
+      auto hf = std::make_unique<tok::HfTokenizer>();
+      MAGNETAR_TRY(hf->load_stored(bytes).with_context("tokenizer"));
+      adds_dummy_prefix_ = hf->strips_leading_space();
+      hf_ = std::move(hf);
+      return Status::ok();
+    }
+  }
+  return Status::error("tokenizer: unknown tokenizer kind " + std::to_string(uint32_t(kind)));
+}
+
+Status Tokenizer::load_tokenizer_json(std::string_view tokenizer_json, std::string_view tokenizer_config) {
+  sp_.reset();
+  specials_.clear();
+  auto hf = std::make_unique<tok::HfTokenizer>();
+  MAGNETAR_TRY(hf->load_files(tokenizer_json, tokenizer_config));
+  kind_ = TokenizerKind::HuggingFace;
+  adds_dummy_prefix_ = hf->strips_leading_space();
+  hf_ = std::move(hf);
+  return Status::ok();
+}
+
+Status Tokenizer::load_sentencepiece(std::string_view proto) {
+  sp_ = std::make_unique<sentencepiece::SentencePieceProcessor>();
+  auto status = sp_->LoadFromSerializedProto(proto);
+  if (!status.ok()) {
+    sp_.reset();
+    return Status::error("tokenizer: " + status.ToString());
+  }
   for (int id = 0; id < sp_->GetPieceSize(); ++id) {
     // User-defined pieces are matched by SentencePiece itself; control pieces never are.
     if (!sp_->IsControl(id)) continue;
@@ -55,42 +113,71 @@ Status Tokenizer::load(std::string_view proto) {
     if (total > UINT32_MAX) return Status::error("tokenizer: vocabulary text too large");
     piece_text_offsets_[static_cast<size_t>(id) + 1] = static_cast<uint32_t>(total);
   }
-  piece_text_bytes_.clear();
   piece_text_bytes_.reserve(total);
   for (int id = 0; id < n_pieces; ++id) piece_text_bytes_ += compute_piece_text(*sp_, id);
   // The normalizer spec is not exposed by the library: probe it instead.
   std::vector<std::string> pieces;
   adds_dummy_prefix_ = sp_->Encode("a", &pieces).ok() && !pieces.empty() &&
                        pieces[0].rfind("\xe2\x96\x81", 0) == 0;
+  std::vector<int> one, two;
+  sp_collapses_spaces_ = !sp_->Encode("a b", &one).ok() || !sp_->Encode("a  b", &two).ok() || one == two;
   return Status::ok();
 }
 
-int Tokenizer::vocab_size() const { return sp_->GetPieceSize(); }
+int Tokenizer::vocab_size() const {
+  if (hf_) return hf_->vocab_size();
+  return sp_ ? sp_->GetPieceSize() : 0;
+}
+
+Status Tokenizer::encode_sentencepiece(std::string_view text, std::vector<int>* out) const {
+  std::vector<int> ids;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.size();
+    if (!sp_collapses_spaces_ && text.size() - start > kSentencePieceChunk)
+      end = next_chunk_end(text, start + kSentencePieceChunk);
+    std::string_view chunk = text.substr(start, end - start);
+    // A later chunk starts with the space SentencePiece's dummy prefix stands for.
+    if (start > 0 && adds_dummy_prefix_) chunk.remove_prefix(1);
+    auto status = sp_->Encode(chunk, &ids);
+    if (!status.ok()) return Status::error("tokenizer: " + status.ToString());
+    out->insert(out->end(), ids.begin(), ids.end());
+    start = end;
+  }
+  return Status::ok();
+}
 
 Status Tokenizer::encode(std::string_view text, std::vector<int>* out) const {
   out->clear();
-  if (text.empty()) return Status::ok();
-  auto status = sp_->Encode(text, out);
-  if (!status.ok()) return Status::error("tokenizer: " + status.ToString());
-  return Status::ok();
+  if (hf_) return hf_->encode(text, false, {}, out);
+  if (!sp_) return Status::error("tokenizer: not loaded");
+  return encode_sentencepiece(text, out);
 }
 
-Status Tokenizer::encode_with_special(std::string_view text, std::vector<int>* out) const {
+Status Tokenizer::encode_sentencepiece_split(std::string_view text, bool allow_special,
+                                             const ContentRanges& contents, std::vector<int>* out) const {
   out->clear();
+  if (!sp_) return Status::error("tokenizer: not loaded");
+  auto in_contents = [&](size_t begin, size_t end) {
+    for (const auto& [b, e] : contents)
+      if (b < end && begin < e) return true;
+    return false;
+  };
   size_t start = 0, pos = 0;
   std::vector<int> piece_ids;
   auto flush_text = [&](size_t end) -> Status {
     if (end > start) {
-      MAGNETAR_TRY(encode(text.substr(start, end - start), &piece_ids));
+      piece_ids.clear();
+      MAGNETAR_TRY(encode_sentencepiece(text.substr(start, end - start), &piece_ids));
       out->insert(out->end(), piece_ids.begin(), piece_ids.end());
     }
     return Status::ok();
   };
-  while (pos < text.size()) {
+  while (pos < text.size() && allow_special) {
     bool matched = false;
     if (text[pos] == '<') {
       for (const auto& [piece, id] : specials_) {
-        if (text.compare(pos, piece.size(), piece) == 0) {
+        if (text.compare(pos, piece.size(), piece) == 0 && !in_contents(pos, pos + piece.size())) {
           MAGNETAR_TRY(flush_text(pos));
           out->push_back(id);
           pos += piece.size();
@@ -105,7 +192,26 @@ Status Tokenizer::encode_with_special(std::string_view text, std::vector<int>* o
   return flush_text(text.size());
 }
 
+Status Tokenizer::encode_with_special(std::string_view text, std::vector<int>* out) const {
+  if (hf_) {
+    out->clear();
+    return hf_->encode(text, true, {}, out);
+  }
+  return encode_sentencepiece_split(text, true, {}, out);
+}
+
+Status Tokenizer::encode_chat_prompt(std::string_view text, const ContentRanges& message_contents,
+                                     std::vector<int>* out) const {
+  if (hf_) {
+    out->clear();
+    return hf_->encode(text, true, message_contents, out);
+  }
+  return encode_sentencepiece_split(text, true, message_contents, out);
+}
+
 std::string Tokenizer::decode(const std::vector<int>& ids) const {
+  if (hf_) return hf_->decode(ids);
+  if (!sp_) return "";
   std::vector<int> valid;
   valid.reserve(ids.size());
   for (int id : ids)
@@ -116,25 +222,31 @@ std::string Tokenizer::decode(const std::vector<int>& ids) const {
 }
 
 std::string_view Tokenizer::piece_text(int id) const {
+  if (hf_) return hf_->piece_text(id);
   if (id < 0 || static_cast<size_t>(id) + 1 >= piece_text_offsets_.size()) return {};
   return std::string_view(piece_text_bytes_)
       .substr(piece_text_offsets_[id], piece_text_offsets_[id + 1] - piece_text_offsets_[id]);
 }
 
-
 std::string Tokenizer::piece_string(int id) const {
-  if (id < 0 || id >= sp_->GetPieceSize()) return "";
+  if (hf_) return hf_->token(id);
+  if (!sp_ || id < 0 || id >= sp_->GetPieceSize()) return "";
   return sp_->IdToPiece(id);
 }
 
 int Tokenizer::piece_to_id(std::string_view piece) const {
+  if (hf_) return hf_->token_to_id(piece);
+  if (!sp_) return -1;
   int id = sp_->PieceToId(piece);
   if (id == sp_->unk_id() && piece != sp_->IdToPiece(sp_->unk_id())) return -1;
   return id;
 }
 
-bool Tokenizer::is_control(int id) const {
-  return id >= 0 && id < sp_->GetPieceSize() && sp_->IsControl(id);
+bool Tokenizer::is_special(int id) const {
+  if (hf_) return hf_->is_special(id);
+  return sp_ && id >= 0 && id < sp_->GetPieceSize() && sp_->IsControl(id);
 }
+
+std::vector<int> Tokenizer::added_prefix_ids() const { return hf_ ? hf_->prefix_ids() : std::vector<int>{}; }
 
 }  // namespace magnetar

@@ -99,7 +99,8 @@ TEST_F(ConvertErrorTest, MissingTokenizerModel) {
   REQUIRE_DATA();
   std::string src = copy("stories260K-hf/f32");
   fs::remove(src + "/tokenizer.model");
-  expect_error(src, {src, "no tokenizer.model"});
+  fs::remove(src + "/tokenizer.json");
+  expect_error(src, {src, "no tokenizer.model or tokenizer.json"});
 }
 
 TEST_F(ConvertErrorTest, CorruptTokenizerModel) {

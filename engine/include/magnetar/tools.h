@@ -16,6 +16,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "magnetar/convert.h"
@@ -132,5 +133,29 @@ struct SynthOptions {
 // Writes the file atomically (nothing is left at `path` on an error); *file_bytes = its size.
 Status write_synthetic_model(const std::string& like, const SynthOptions& options,
                              const std::string& path, uint64_t* file_bytes = nullptr);
+
+// ---- A tokenizer on its own (`tokenize`) ---------------------------------------------------------
+// The tokenizer of a model file (its weights are not read), of a tokenizer.json (with the
+// tokenizer_config.json beside it) or of a SentencePiece tokenizer.model.
+class StandaloneTokenizer {
+ public:
+  static Status open(const std::string& path, std::unique_ptr<StandaloneTokenizer>* out);
+  ~StandaloneTokenizer();
+  StandaloneTokenizer(const StandaloneTokenizer&) = delete;
+  StandaloneTokenizer& operator=(const StandaloneTokenizer&) = delete;
+
+  // No BOS. With parse_special, special-token strings in the text become their ids.
+  Status encode(std::string_view text, bool parse_special, std::vector<int>* ids) const;
+  std::string decode(const std::vector<int>& ids) const;
+  std::string piece(int id) const;  // the raw vocabulary entry ("<bos>", "▁the", "Ġthe")
+  bool is_special(int id) const;
+  int vocab_size() const;
+  const char* kind_name() const;  // "sentencepiece" or "tokenizer.json"
+
+ private:
+  struct Impl;
+  explicit StandaloneTokenizer(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
 
 }  // namespace magnetar
