@@ -17,7 +17,7 @@
 #include "kernels/quant.h"
 #include "model/model_impl.h"
 #include "model/synth.h"
-#include "tokenizer/tokenizer_file.h"
+#include "api/tokenizer_file.h"
 
 namespace magnetar {
 

@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "tokenizer/tokenizer_file.h"
+#include "api/tokenizer_file.h"
 
 namespace {
 

@@ -1,5 +1,5 @@
 // Tokenizer from a model, tokenizer.json or tokenizer.model file: see tokenizer_file.h.
-#include "tokenizer/tokenizer_file.h"
+#include "api/tokenizer_file.h"
 
 #include <cstring>
 #include <vector>
