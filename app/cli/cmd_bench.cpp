@@ -18,6 +18,7 @@
 #include "magnetar/engine.h"
 #include "magnetar/system.h"
 #include "magnetar/tools.h"
+#include "model_options.h"
 
 namespace magnetar::cli {
 namespace {
@@ -163,25 +164,24 @@ int run_bench(const std::vector<std::string>& argv) {
 
   std::vector<int> thread_counts;
   if (args.has("--threads")) {
-    if (!parse_int_list(args.get({"--threads"}), &thread_counts) ||
-        *std::min_element(thread_counts.begin(), thread_counts.end()) < 1)
-      return usage_error(kBench, "--threads takes positive integers, e.g. 1,2");
+    if (!parse_int_list(args.get({"--threads"}), &thread_counts, 1, kMaxThreads))
+      return usage_error(kBench, "--threads takes integers from 1 to " + std::to_string(kMaxThreads) +
+                                     ", e.g. 1,2");
   } else {
     for (int t = 1; t <= physical_cores(); ++t) thread_counts.push_back(t);
   }
   std::vector<int> prompt_lengths = {64, 128, 512};
-  if (args.has("--prompts") && (!parse_int_list(args.get({"--prompts"}), &prompt_lengths) ||
-                                *std::min_element(prompt_lengths.begin(), prompt_lengths.end()) < 2))
-    return usage_error(kBench, "--prompts takes integers >= 2, e.g. 64,128,512");
+  if (args.has("--prompts") && !parse_int_list(args.get({"--prompts"}), &prompt_lengths, 2, kMaxContext))
+    return usage_error(kBench, "--prompts takes integers from 2 to " + std::to_string(kMaxContext) +
+                                   ", e.g. 64,128,512");
   std::sort(prompt_lengths.begin(), prompt_lengths.end());
   int64_t reps = 3, gen = 128;
   double idle_seconds = 5;
-  if (!args.get_int({"--reps"}, &reps) || reps < 1 || reps > 1000)
-    return usage_error(kBench, "--reps takes an integer from 1 to 1000");
-  if (!args.get_int({"--gen"}, &gen) || gen < 2 || gen > 100000)
-    return usage_error(kBench, "--gen takes an integer from 2 to 100000");
-  if (!args.get_float({"--idle-seconds"}, &idle_seconds) || idle_seconds < 0 || idle_seconds > 600)
-    return usage_error(kBench, "--idle-seconds takes a number from 0 to 600");
+  std::string error;
+  if (!args.get_int({"--reps"}, 1, 1000, &reps, &error) ||
+      !args.get_int({"--gen"}, 2, 100000, &gen, &error) ||
+      !args.get_number({"--idle-seconds"}, 0, 600, false, &idle_seconds, &error))
+    return usage_error(kBench, error);
   const std::string kernel_choice = args.get({"--kernels"}, "auto");
   if (kernel_choice != "auto" && kernel_choice != "reference" && kernel_choice != "asm")
     return usage_error(kBench, "--kernels is auto, reference or asm");

@@ -46,8 +46,8 @@ int run_synth(const std::vector<std::string>& argv) {
   if (!parse_weight_type(dtype, &options.weight_type))
     return usage_error(kSynth, "--dtype is f16, f32, q8_0 or q4_0");
   int64_t seed = 0;
-  if (!args.get_int({"--seed"}, &seed) || seed < 0)
-    return usage_error(kSynth, "--seed takes a non-negative integer");
+  if (std::string error; !args.get_int({"--seed"}, 0, INT64_MAX, &seed, &error))
+    return usage_error(kSynth, error);
   options.seed = static_cast<uint64_t>(seed);
 
   int last_percent = -1;
@@ -56,6 +56,9 @@ int run_synth(const std::vector<std::string>& argv) {
     if (percent != last_percent) std::cerr << "\rwriting " << percent << "%" << std::flush;
     last_percent = percent;
   };
+  options.cancel = &interrupt_flag();
+  clear_interrupt();
+  install_interrupt_handler();
   const double t0 = monotonic_seconds();
   uint64_t bytes = 0;
   if (Status s = write_synthetic_model(like, options, out_path, &bytes); !s) {

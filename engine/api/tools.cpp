@@ -139,6 +139,7 @@ Status write_synthetic_model(const std::string& like, const SynthOptions& option
   MAGNETAR_TRY(convert::weight_dtype_for(options.weight_type, &o.dtype));
   o.seed = options.seed;
   o.on_progress = options.on_progress;
+  o.cancel = options.cancel;
   MAGNETAR_TRY(synth::write_model(*spec, o, path));
   if (file_bytes && !platform::file_size(path, file_bytes)) *file_bytes = 0;
   return Status::ok();

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstring>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <vector>
@@ -41,6 +42,43 @@ Status plan_source(const std::string& source, const std::string& tokenizer_path,
   }
   return Status::error(source + ": not found (expected a Hugging Face model folder or a "
                        "llama2.c .bin checkpoint)");
+}
+
+// Every file a conversion of `source` may read: the tensor data files of the plan, the source
+// itself, the tokenizer given, and the side files of a folder (configs, tokenizers, index) or of
+// a checkpoint's folder (the tokenizer found beside it).
+std::vector<std::string> conversion_inputs(const std::string& source, const std::string& tokenizer_path,
+                                           const ConversionPlan& plan) {
+  std::vector<std::string> inputs = {source};
+  if (!tokenizer_path.empty()) inputs.push_back(tokenizer_path);
+  for (const PlannedTensor& t : plan.tensors)
+    for (const SourceRange& r : t.parts) inputs.push_back(r.file);
+  const std::string folder = convert::is_directory(source) ? source : convert::parent_dir(source);
+  const std::string v = std::to_string(plan.header.vocab_size);  // llama2.c's tok<vocab>.{model,bin}
+  for (const std::string& name : {std::string("config.json"), std::string("generation_config.json"),
+                                  std::string("tokenizer_config.json"), std::string("tokenizer.model"),
+                                  std::string("tokenizer.json"), std::string("model.safetensors.index.json"),
+                                  "tok" + v + ".model", "tok" + v + ".bin"})
+    inputs.push_back(convert::join_path(folder, name));
+  std::sort(inputs.begin(), inputs.end());
+  inputs.erase(std::unique(inputs.begin(), inputs.end()), inputs.end());
+  return inputs;
+}
+
+// The output must not be an input under another name (the same path, a hard link or a
+// symlink): the final rename would replace the source with the model file.
+Status check_output_is_not_an_input(const std::string& out_path, const std::vector<std::string>& inputs) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path out = convert::utf8_path(out_path);
+  if (!fs::exists(out, ec)) return Status::ok();
+  for (const std::string& input : inputs) {
+    if (fs::equivalent(out, convert::utf8_path(input), ec) && !ec)
+      return Status::error(out_path + ": is " + (input == out_path ? "" : "the same file as ") +
+                           (input == out_path ? "" : input + ", ") +
+                           "an input of this conversion; refusing to overwrite it");
+  }
+  return Status::ok();
 }
 
 bool cancelled(const ConvertOptions& options) {
@@ -377,6 +415,8 @@ Status convert_model(const std::string& source_path, const std::string& out_path
   if (options.on_progress) options.on_progress({0, 0, "reading " + source_path});
   ConversionPlan plan;
   MAGNETAR_TRY(plan_source(source_path, options.tokenizer_path, &plan));
+  MAGNETAR_TRY(check_output_is_not_an_input(
+      out_path, conversion_inputs(source_path, options.tokenizer_path, plan)));
   if (cancelled(options)) return cancelled_error();
   return run_plan(plan, out_path, types, options);
 }

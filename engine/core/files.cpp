@@ -19,6 +19,8 @@ std::string from_path(const std::filesystem::path& path) {
 }
 
 Status write_file_atomically(const std::string& path, std::string_view bytes) {
+  // A device, FIFO or directory at `path` must not be replaced by a regular file.
+  MAGNETAR_TRY(platform::check_output_target(path));
   // The process id keeps two processes saving the same file (two app windows, a bench and the
   // app) from writing into one temporary file.
   const std::string temp = path + ".tmp-" + std::to_string(platform::process_id());

@@ -149,7 +149,9 @@ Status Session::generate(const GenerateRequest& request, GenerateResult* result)
 
   // --- decode ---
   s.sampler.reset(request.sampler);
-  result->tokens.reserve(request.max_tokens);
+  // Never more than the context can still hold: max_tokens is the caller's, possibly huge.
+  result->tokens.reserve(static_cast<size_t>(
+      std::min<int64_t>(request.max_tokens, s.state.context - n_context() + 1)));
   const bool strip_first_space = m.tokenizer.adds_dummy_prefix();
   double decode_seconds = 0;
   int n_decoded = 0;

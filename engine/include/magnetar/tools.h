@@ -10,6 +10,7 @@
 //   logit comparison      — KL, top-1 agreement and perplexity of two models' logits
 //   synthetic models      — known models' shapes filled with seeded noise (speed tests only)
 #pragma once
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -126,6 +127,7 @@ struct SynthOptions {
   WeightType weight_type = WeightType::F16;  // norms stay F32
   uint64_t seed = 0;
   std::function<void(uint64_t done, uint64_t total)> on_progress;  // bytes written, after each part
+  const std::atomic<bool>* cancel = nullptr;  // set (e.g. by a signal handler) to stop early
 };
 // Writes the file atomically (nothing is left at `path` on an error); *file_bytes = its size.
 Status write_synthetic_model(const std::string& like, const SynthOptions& options,
