@@ -1,5 +1,6 @@
-// The desktop app's UI layer: UiState (what only the window needs: input text, open dialogs,
-// fonts, caches) and one Draw…() function per panel, Dear ImGui style. App logic lives in
+// The desktop app's UI layer: UiState (what only the window needs: fonts, dialogs, and one
+// struct per panel — ChatPanel, SidebarPanel, DashboardPanel) and one Draw…() function per
+// panel, Dear ImGui style. App logic lives in
 // AppState (core/app_state.h); panels read it and call its actions.
 #pragma once
 #include <deque>

@@ -93,7 +93,7 @@ TEST(ContextFit, NeverStartsAtAnAssistantMessage) {
 std::vector<ChatMessage> engine_chat(std::initializer_list<const char*> roles) {
   std::vector<ChatMessage> messages;
   int n = 0;
-  for (const char* r : roles) messages.push_back(ChatMessage{r, "m" + std::to_string(n++)});
+  for (const char* r : roles) messages.push_back(ChatMessage{r, std::string(1, 'm').append(std::to_string(n++))});
   return messages;
 }
 int ten_per_message(const std::vector<ChatMessage>& messages) { return static_cast<int>(10 * messages.size()); }
