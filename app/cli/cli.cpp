@@ -65,7 +65,7 @@ std::string Args::get(std::initializer_list<const char*> names, const std::strin
 }
 
 bool parse_integer(const std::string& text, int64_t* out) {
-  if (text.empty() || text.size() > 20) return false;
+  if (text.empty()) return false;
   size_t i = text[0] == '-' || text[0] == '+' ? 1 : 0;
   if (i == text.size()) return false;
   const bool negative = text[0] == '-';

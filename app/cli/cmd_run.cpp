@@ -51,7 +51,8 @@ int run_command(const std::vector<std::string>& argv) {
   if (!load_model_from_args(kRun, args, &model, &exit_code)) return exit_code;
 
   if (has_text) {
-    Status s = model->tokenize(args.get({"-p", "--prompt"}), model->info().add_bos, &request.prompt);
+    Status s = model->tokenize(args.get({"-p", "--prompt"}), model->info().add_bos, &request.prompt,
+                               model->info().context_length);
     if (!s) return std::cerr << "magnetar-cli run: " << s.message() << "\n", 1;
     if (request.prompt.empty()) return usage_error(kRun, "the prompt is empty");
   }

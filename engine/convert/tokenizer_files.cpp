@@ -33,8 +33,15 @@ Status inspect_sentencepiece(const std::string& model_bytes, const std::string& 
 Status read_tokenizer_config(const std::string& path, TokenizerConfig* out) {
   *out = TokenizerConfig{};
   if (!is_regular_file(path)) return Status::ok();
+  std::string text;
+  MAGNETAR_TRY(read_small_file(path, 64ull << 20, &text));
+  return parse_tokenizer_config(text, path, out);
+}
+
+Status parse_tokenizer_config(const std::string& text, const std::string& path, TokenizerConfig* out) {
+  *out = TokenizerConfig{};
   json j;
-  MAGNETAR_TRY(read_json_object_file(path, 64ull << 20, &j));
+  MAGNETAR_TRY(parse_json_object(text, path, &j));
   if (j.contains("add_bos_token")) {
     if (j["add_bos_token"].is_boolean()) out->add_bos = j["add_bos_token"].get<bool>();
     else if (!j["add_bos_token"].is_null())

@@ -27,6 +27,8 @@ struct TokenizerConfig {
 };
 // Missing file: defaults (add_bos, no template). Malformed JSON: an error naming the file.
 Status read_tokenizer_config(const std::string& path, TokenizerConfig* out);
+// The same on the file's text (`path` names it in messages).
+Status parse_tokenizer_config(const std::string& text, const std::string& path, TokenizerConfig* out);
 
 ChatTemplate detect_chat_template(const std::string& template_text);
 

@@ -256,6 +256,8 @@ Status Model::load(const std::string& path, const LoadOptions& options,
   info.load_mode = options.mode;
   info.striped_matrices = layouts.striped;
   info.tiled_matrices = layouts.tiled;
+  for (int id = 0; id < m->tokenizer.vocab_size(); ++id)
+    info.max_piece_bytes = std::max(info.max_piece_bytes, static_cast<int>(m->tokenizer.piece_text(id).size()));
   info.load_seconds = platform::now_seconds() - t0;
   out->reset(new Model(std::move(m)));
   return Status::ok();
@@ -270,7 +272,13 @@ void Model::set_threads(int n) {
   impl_->requested_threads = n;
 }
 
-Status Model::tokenize(std::string_view text, bool add_bos, std::vector<int>* out) const {
+Status Model::tokenize(std::string_view text, bool add_bos, std::vector<int>* out, int max_tokens) const {
+  out->clear();
+  const uint64_t max_bytes = uint64_t(max_tokens) * uint64_t(impl_->info.max_piece_bytes);
+  if (max_tokens > 0 && text.size() > max_bytes)
+    return Status::error("the text is " + std::to_string(text.size()) + " bytes, more than the " +
+                         std::to_string(max_bytes) + " that " + std::to_string(max_tokens) +
+                         " tokens can hold");
   MAGNETAR_TRY(impl_->tokenizer.encode(text, out));
   if (add_bos && impl_->info.bos_id >= 0) out->insert(out->begin(), impl_->info.bos_id);
   return Status::ok();

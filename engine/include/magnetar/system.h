@@ -40,5 +40,8 @@ uint64_t current_resident_bytes();
 // Per-user data directory (XDG_DATA_HOME/magnetar or %APPDATA%\Magnetar), created if missing.
 std::string user_data_dir();
 std::string user_cache_dir();
+// Where the app keeps converted models (created if missing): user_data_dir()/models, or on
+// Windows %LOCALAPPDATA%\Magnetar\models, since multi-GB files must not roam with %APPDATA%.
+std::string user_models_dir();
 
 }  // namespace magnetar
