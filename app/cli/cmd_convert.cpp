@@ -1,5 +1,5 @@
-// `magnetar-cli convert SRC OUT [--dtype f32|f16|q8_0|q4_0] ...`: a Hugging Face folder or a
-// llama2.c checkpoint to a Magnetar model file. Shows a progress bar on a terminal and plain
+// `magnetar-cli convert SRC OUT [--dtype f32|f16|q8_0|q4_0] ...`: a Hugging Face folder, a GGUF
+// file or a llama2.c checkpoint to a Magnetar model file. Shows a progress bar on a terminal and plain
 // progress lines otherwise; Ctrl-C cancels cleanly (nothing is left behind).
 #include <atomic>
 #include <chrono>
@@ -15,8 +15,8 @@ namespace {
 const char kUsage[] =
     "magnetar-cli convert SRC OUT [--dtype f32|f16|q8_0|q4_0] [--output-dtype TYPE]\n"
     "                             [--tokenizer PATH]\n"
-    "  SRC   a Hugging Face model folder (config.json, *.safetensors, tokenizer.model) or a\n"
-    "        llama2.c checkpoint (.bin)\n"
+    "  SRC   a Hugging Face model folder (config.json, *.safetensors, tokenizer.model), a GGUF\n"
+    "        file (.gguf) or a llama2.c checkpoint (.bin)\n"
     "  OUT   the Magnetar model file to write (replaced atomically when done)\n"
     "  --dtype TYPE       type of the weight matrices: f32, f16 (default), q8_0 or q4_0; norms\n"
     "                     stay f32, and with q8_0/q4_0 matrices whose rows are not whole\n"
@@ -33,7 +33,7 @@ std::string megabytes(uint64_t bytes) {
 
 int run_convert(const std::vector<std::string>& raw_args);
 
-const Command kCommand{"convert", "convert a Hugging Face folder or llama2.c checkpoint", kUsage,
+const Command kCommand{"convert", "convert a Hugging Face folder, GGUF file or llama2.c checkpoint", kUsage,
                        run_convert};
 const CommandRegistration kRegistration(kCommand);
 

@@ -12,8 +12,7 @@
 #include <sstream>
 
 #include "cli.h"
-#include "core/platform.h"
-#include "model/compare.h"
+#include "magnetar/tools.h"
 #include "model_options.h"
 
 namespace magnetar::cli {
@@ -65,22 +64,9 @@ Status evaluate_all(Model& model, const std::vector<int>& tokens, std::vector<fl
 }
 
 Status write_logits(const std::string& out_path, const std::vector<float>& logits) {
-  MAGNETAR_TRY(platform::check_output_target(out_path));
-  const std::string tmp = out_path + ".tmp";
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    f.write(reinterpret_cast<const char*>(logits.data()),
-            static_cast<std::streamsize>(logits.size() * sizeof(float)));
-    if (!f) {
-      std::remove(tmp.c_str());
-      return Status::error("cannot write " + tmp);
-    }
-  }
-  if (Status s = platform::rename_replace(tmp, out_path); !s) {
-    std::remove(tmp.c_str());
-    return s;
-  }
-  return Status::ok();
+  return write_file_atomically(
+      out_path, std::string_view(reinterpret_cast<const char*>(logits.data()),
+                                 logits.size() * sizeof(float)));
 }
 
 void print_comparison(const DistributionComparison& c, const ModelInfo& candidate,

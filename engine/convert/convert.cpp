@@ -1,5 +1,5 @@
-// The converter's public API (magnetar/convert.h): plan the source (HF folder or llama2.c
-// checkpoint), then stream every planned tensor chunk by chunk — read, widen to FP32, permute
+// The converter's public API (magnetar/convert.h): plan the source (Hugging Face folder, GGUF
+// file or llama2.c checkpoint), then stream every planned tensor chunk by chunk — read, widen to FP32, permute
 // llama2.c q/k rows, fold Gemma's norm offset, narrow to the output type — into the model writer.
 // Peak extra memory is a few chunk buffers (kChunkBytes each), whatever the model size.
 #include "magnetar/convert.h"
@@ -287,6 +287,10 @@ Status run_plan(const ConversionPlan& plan, const std::string& out_path, const O
   return Status::ok();
 }
 
+}  // namespace
+
+namespace convert {
+
 Status weight_dtype_for(WeightType type, format::DType* out) {
   switch (type) {
     case WeightType::F32: *out = format::DType::F32; return Status::ok();
@@ -298,7 +302,17 @@ Status weight_dtype_for(WeightType type, format::DType* out) {
                        " is not supported by the converter (use f32, f16, q8_0 or q4_0)");
 }
 
-}  // namespace
+WeightType weight_type_of(format::DType dtype) {
+  switch (dtype) {
+    case format::DType::F32: return WeightType::F32;
+    case format::DType::F16: return WeightType::F16;
+    case format::DType::Q8_0: return WeightType::Q8_0;
+    case format::DType::Q4_0: return WeightType::Q4_0;
+  }
+  return WeightType::F32;
+}
+
+}  // namespace convert
 
 const char* weight_type_name(WeightType type) {
   switch (type) {
@@ -394,8 +408,8 @@ int remove_stale_conversion_files(const std::string& folder) {
 Status convert_model(const std::string& source_path, const std::string& out_path,
                      const ConvertOptions& options) {
   OutputTypes types;
-  MAGNETAR_TRY(weight_dtype_for(options.weight_type, &types.weights));
-  MAGNETAR_TRY(weight_dtype_for(options.output_weight_type.value_or(options.weight_type), &types.embeddings));
+  MAGNETAR_TRY(convert::weight_dtype_for(options.weight_type, &types.weights));
+  MAGNETAR_TRY(convert::weight_dtype_for(options.output_weight_type.value_or(options.weight_type), &types.embeddings));
   if (out_path.empty()) return Status::error("no output path given");
   if (convert::is_directory(out_path))
     return Status::error(out_path + ": is a folder; give the model file's path");

@@ -99,9 +99,6 @@ std::string cpu_brand();
 // siblings; best effort.
 void set_current_thread_affinity(int core);
 
-// Converts a path given as UTF-8 into the platform's form and back (Windows: UTF-16).
-// Paths inside the engine are UTF-8 std::strings everywhere.
-
 // Futex-style sleeping on a 32-bit atomic (the thread pool's idle wait): wait_while_equal blocks
 // while word == expected and may return spuriously (callers re-check); wake_* wake sleepers.
 // Linux: std::atomic::wait (a futex). Windows: WaitOnAddress — libstdc++'s std::atomic::wait on

@@ -1,4 +1,4 @@
-// Converting a Hugging Face folder (or a llama2.c checkpoint) into a Magnetar model file.
+// Converting a Hugging Face folder, a GGUF file or a llama2.c checkpoint into a Magnetar model file.
 // Streams tensor by tensor, reports progress, can be cancelled, and writes atomically
 // (temporary file, then rename): a failed or cancelled conversion leaves nothing behind.
 #pragma once
@@ -36,7 +36,7 @@ struct ConvertOptions {
 // What a source folder or checkpoint holds, read without converting (for the app's drop dialog).
 struct SourceSummary {
   std::string architecture;  // "LlamaForCausalLM", ...
-  std::string kind;          // "Hugging Face folder" or "llama2.c checkpoint"
+  std::string kind;          // "Hugging Face folder", "GGUF file" or "llama2.c checkpoint"
   uint64_t n_params = 0;
   uint64_t source_bytes = 0;
   int n_layers = 0, dim = 0, vocab_size = 0, max_context = 0;
