@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "cli.h"
+#include "magnetar/system.h"  // write_file_atomically
 #include "magnetar/tools.h"
 #include "model_options.h"
 

@@ -17,6 +17,12 @@
 #include <windows.h>
 #endif
 
+#ifdef MAGNETAR_EMBEDDED_UI_FONT
+// DejaVu Sans, embedded at build time (app/gui/CMakeLists.txt, cmake/EmbedFile.cmake).
+extern const unsigned char kEmbeddedUiFont[];
+extern const unsigned long kEmbeddedUiFont_bytes;
+#endif
+
 namespace magnetar::app {
 
 ImVec4 ToVec4(ImU32 color) { return ImGui::ColorConvertU32ToFloat4(color); }
@@ -127,12 +133,6 @@ const char* family_of(const std::string& path) {
 }
 
 }  // namespace
-
-#ifdef MAGNETAR_EMBEDDED_UI_FONT
-// DejaVu Sans, embedded at build time (app/gui/CMakeLists.txt).
-extern const unsigned char kEmbeddedUiFont[];
-extern const unsigned long kEmbeddedUiFont_bytes;
-#endif
 
 Fonts LoadFonts(float scale) {
   ImGuiIO& io = ImGui::GetIO();
