@@ -59,14 +59,15 @@ std::vector<float> logits_of(const std::string& path, const std::vector<int>& to
 }
 
 // Budget for max |logit - f32 logit| / max |f32 logit| of a model whose coarsest matrices are
-// `coarsest`: what that type's rounding is measured to cost on these models, with headroom
-// (measured values in the test output).
+// `coarsest`: measured 0.10 for q4_0 weights + f32 embeddings (stories260K), 0.012 for f16 +
+// q8_0 embeddings (stories260K), 0.043 for q8_0 + f16 embeddings (tiny-gemma's random weights),
+// with 2-3x headroom. Mixed-up or garbage tensors move logits by their own magnitude (~1).
 double relative_logit_budget(WeightType coarsest) {
   switch (coarsest) {
     case WeightType::F32: return 1e-6;
-    case WeightType::F16: return 2e-3;
-    case WeightType::Q8_0: return 2e-2;
-    case WeightType::Q4_0: return 2e-1;
+    case WeightType::F16: return 5e-3;
+    case WeightType::Q8_0: return 1e-1;
+    case WeightType::Q4_0: return 3e-1;
   }
   return 0;
 }
