@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes the small synthetic GGUF seed files in fuzz/corpus/gguf/ (run from the repo root).
+"""Writes the small synthetic GGUF seed files in fuzz/corpus/gguf_reader/ (run from the repo root).
 
 The seeds give libFuzzer every structure of the format to start from: each metadata value
 type, nested arrays, a tokenizer-like vocabulary, and aligned tensors of several types.
@@ -7,7 +7,7 @@ type, nested arrays, a tokenizer-like vocabulary, and aligned tensors of several
 import os
 import struct
 
-OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "corpus", "gguf")
+OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "corpus", "gguf_reader")
 
 
 def s(text):

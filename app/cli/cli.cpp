@@ -65,7 +65,7 @@ std::string Args::get(std::initializer_list<const char*> names, const std::strin
 }
 
 bool parse_integer(const std::string& text, int64_t* out) {
-  if (text.empty() || text.size() > 20) return false;
+  if (text.empty()) return false;
   size_t i = text[0] == '-' || text[0] == '+' ? 1 : 0;
   if (i == text.size()) return false;
   const bool negative = text[0] == '-';
@@ -89,7 +89,10 @@ std::string range_text(double min, double max, bool min_exclusive) {
     s << v;
     return s.str();
   };
-  return (min_exclusive ? "(" : "[") + show(min) + ", " + show(max) + "]";
+  // Appended piece by piece: GCC 12 warns falsely (-Wrestrict) about the chained operator+.
+  std::string text = min_exclusive ? "(" : "[";
+  text.append(show(min)).append(", ").append(show(max)).append("]");
+  return text;
 }
 }  // namespace
 

@@ -102,6 +102,13 @@ int chat_command(const std::vector<std::string>& argv) {
       continue;
     }
     if (line.empty()) continue;
+    // Checked before any tokenizer work: a multi-megabyte line costs nothing.
+    const uint64_t max_bytes = uint64_t(model->info().context_length) * uint64_t(model->info().max_piece_bytes);
+    if (line.size() > max_bytes) {
+      std::cerr << "magnetar-cli chat: the message is " << line.size() << " bytes; a " << model->info().context_length
+                << "-token context holds at most " << max_bytes << " bytes of text\n";
+      continue;
+    }
     messages.push_back({"user", line});
     std::vector<int> tokens;
     int dropped = 0;

@@ -54,7 +54,8 @@ int run_command(const std::vector<std::string>& argv) {
 
   if (has_text) {
     Status s = model->tokenize(args.get({"-p", "--prompt"}), model->info().add_bos, &request.prompt,
-                               !args.has("--no-special"));
+                               {.parse_special = !args.has("--no-special"),
+                                .max_tokens = model->info().context_length});
     if (!s) return std::cerr << "magnetar-cli run: " << s.message() << "\n", 1;
     if (request.prompt.empty()) return usage_error(kRun, "the prompt is empty");
   }

@@ -255,6 +255,21 @@ void EngineBridge::generate(EngineCommand& command) {
   }
   if (command.threads != model_->threads() && command.threads > 0) model_->set_threads(command.threads);
 
+  // A message with more bytes than the whole context can hold as tokens is refused before any
+  // tokenizer work (a pasted multi-megabyte text would otherwise cost hundreds of MB to tokenize,
+  // on every turn it stays in the chat).
+  const uint64_t max_message_bytes =
+      uint64_t(model_->info().context_length) * uint64_t(model_->info().max_piece_bytes);
+  for (const ChatMessage& m : command.messages)
+    if (m.content.size() > max_message_bytes) {
+      emit_simple(EventKind::GenerationFailed, id,
+                  "A message of " + std::to_string(m.content.size()) + " bytes does not fit in the " +
+                      std::to_string(model_->info().context_length) +
+                      "-token context window. Shorten or delete it, or raise the context length in "
+                      "Settings.");
+      return;
+    }
+
   std::vector<int> prompt;
   Status status = model_->apply_chat_template(command.messages, true, &prompt);
   if (!status) {

@@ -30,6 +30,7 @@
 #include "core/frame_pacing.h"
 #include "core/settings_file.h"
 #include "core/text_util.h"
+#include "magnetar/convert.h"
 #include "magnetar/system.h"
 #include "ui.h"
 
@@ -317,7 +318,11 @@ int run(int argc, char** argv) {
   AppState app;
   ui.app = &app;
   ui.data_dir = user_data_dir();
-  ui.models_dir = from_path(to_path(ui.data_dir) / "models");
+  ui.models_dir = user_models_dir();
+  // Conversions the app was killed in (SIGKILL, power cut) left "<model>.tmp-<pid>" behind.
+  if (const int removed = remove_stale_conversion_files(ui.models_dir); removed > 0)
+    std::fprintf(stderr, "magnetar: removed %d unfinished conversion file(s) from %s\n", removed,
+                 ui.models_dir.c_str());
   ui.exports_dir = from_path(to_path(ui.data_dir) / "exports");
   ui.settings_path = from_path(to_path(ui.data_dir) / "settings.json");
   if (Status status = load_settings(ui.settings_path, &app.settings, &app.known_models); !status)

@@ -17,6 +17,12 @@
 #include <windows.h>
 #endif
 
+#ifdef MAGNETAR_EMBEDDED_UI_FONT
+// DejaVu Sans, embedded at build time (app/gui/CMakeLists.txt, cmake/EmbedFile.cmake).
+extern const unsigned char kEmbeddedUiFont[];
+extern const unsigned long kEmbeddedUiFont_bytes;
+#endif
+
 namespace magnetar::app {
 
 ImVec4 ToVec4(ImU32 color) { return ImGui::ColorConvertU32ToFloat4(color); }
@@ -154,7 +160,12 @@ Fonts LoadFonts(float scale) {
   const std::string cjk = first_existing({"/usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc",
                                           "/usr/share/fonts/noto-cjk/NotoSansCJK-Regular.ttc"});
 #endif
-  if (regular.empty()) {
+#ifdef MAGNETAR_EMBEDDED_UI_FONT
+  const bool embedded = true;
+#else
+  const bool embedded = false;
+#endif
+  if (regular.empty() && !embedded) {
     // No system font: ImGui's built-in one keeps the app usable (ASCII only).
     ImFontConfig config;
     config.SizePixels = 13.0f * scale;
@@ -162,19 +173,37 @@ Fonts LoadFonts(float scale) {
     fonts = Fonts{f, f, f, f, f, f, f, false, "ImGui default"};
     return fonts;
   }
-  fonts.family = family_of(regular);
+  fonts.family = regular.empty() ? "DejaVu Sans (built in)" : family_of(regular);
 
   const float base = 15.5f * scale;
   // Latin, Latin-1, general punctuation (— … •), arrows and a few symbols used in the UI.
   static const ImWchar kTextRanges[] = {0x0020, 0x00FF, 0x0100, 0x024F, 0x0370, 0x03FF, 0x0400, 0x04FF,
                                         0x2000, 0x206F, 0x2190, 0x21FF, 0x2200, 0x22FF, 0x2500, 0x25FF,
                                         0x2600, 0x26FF, 0};
+  // The embedded DejaVu Sans at `size`: the face itself (merge = false) or, merged into the font
+  // just added, only the glyphs that one lacks (ImGui keeps the first glyph of a code point).
+  auto add_embedded = [&](float size, bool merge) -> ImFont* {
+#ifdef MAGNETAR_EMBEDDED_UI_FONT
+    ImFontConfig config;
+    config.MergeMode = merge;
+    config.FontDataOwnedByAtlas = false;  // static data
+    config.OversampleH = 2;
+    config.OversampleV = 1;
+    return io.Fonts->AddFontFromMemoryTTF(const_cast<unsigned char*>(kEmbeddedUiFont),
+                                          static_cast<int>(kEmbeddedUiFont_bytes), size, &config,
+                                          kTextRanges);
+#else
+    (void)size, (void)merge;
+    return nullptr;
+#endif
+  };
   auto add = [&](const std::string& path, float size, bool merge_cjk) -> ImFont* {
     if (path.empty()) return nullptr;
     ImFontConfig config;
     config.OversampleH = 2;
     config.OversampleV = 1;
     ImFont* font = io.Fonts->AddFontFromFileTTF(path.c_str(), size, &config, kTextRanges);
+    if (font) add_embedded(size, true);
     if (font && merge_cjk && !cjk.empty()) {
       ImFontConfig merge;
       merge.MergeMode = true;
@@ -191,13 +220,16 @@ Fonts LoadFonts(float scale) {
     }
     return font;
   };
-  fonts.regular = add(regular, base, true);
+  fonts.regular = regular.empty() ? add_embedded(base, false) : add(regular, base, true);
   fonts.bold = add(bold, base, false);
   fonts.italic = add(italic, base, false);
   fonts.mono = add(mono, base - 1.0f * scale, false);
-  fonts.heading = add(bold.empty() ? regular : bold, 22.0f * scale, false);
-  fonts.small = add(regular, 13.0f * scale, false);
-  fonts.big = add(bold.empty() ? regular : bold, 30.0f * scale, false);
+  auto add_or_embedded = [&](const std::string& path, float size) {
+    return path.empty() ? add_embedded(size, false) : add(path, size, false);
+  };
+  fonts.heading = add_or_embedded(bold.empty() ? regular : bold, 22.0f * scale);
+  fonts.small = add_or_embedded(regular, 13.0f * scale);
+  fonts.big = add_or_embedded(bold.empty() ? regular : bold, 30.0f * scale);
   if (!fonts.bold) fonts.bold = fonts.regular;
   if (!fonts.italic) fonts.italic = fonts.regular;
   if (!fonts.mono) fonts.mono = fonts.regular;

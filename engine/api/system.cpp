@@ -105,5 +105,6 @@ uint64_t peak_resident_bytes() { return platform::peak_resident_bytes(); }
 uint64_t current_resident_bytes() { return platform::current_resident_bytes(); }
 std::string user_data_dir() { return platform::user_data_dir(); }
 std::string user_cache_dir() { return platform::user_cache_dir(); }
+std::string user_models_dir() { return platform::user_models_dir(); }
 
 }  // namespace magnetar

@@ -401,6 +401,10 @@ uint64_t predicted_model_file_bytes(const SourceSummary& s, const ConvertOptions
          n_tensors * (format::kAlignment - 1);
 }
 
+int remove_stale_conversion_files(const std::string& folder) {
+  return format::remove_stale_temp_files_in(folder);
+}
+
 Status convert_model(const std::string& source_path, const std::string& out_path,
                      const ConvertOptions& options) {
   OutputTypes types;

@@ -20,6 +20,7 @@ namespace {
 class Cursor {
  public:
   Cursor(const uint8_t* data, uint64_t size) : data_(data), size_(size) {}
+  uint64_t nested_values = 0;  // Values built for arrays of arrays so far (kMaxNestedArrayValues)
   uint64_t pos() const { return pos_; }
   uint64_t remaining() const { return size_ - pos_; }
   const uint8_t* here() const { return data_ + pos_; }
@@ -258,6 +259,13 @@ Status read_array(Cursor& cur, Value* value, const std::string& what, uint32_t d
       }
       break;
     case ValueType::Array:
+      // Checked before building: the elements' Values are what costs memory, not their bytes.
+      if (count > kMaxNestedArrayValues - cur.nested_values)
+        return Status::error(what + " at offset " + std::to_string(header_at) + ": " +
+                             std::to_string(count) + " nested arrays; a file may hold at most " +
+                             std::to_string(kMaxNestedArrayValues) + " in all");
+      cur.nested_values += count;
+      value->arrays.reserve(size_t(count));
       for (uint64_t i = 0; i < count; ++i) {
         Value element;
         MAGNETAR_TRY(read_value(cur, ValueType::Array, &element, what + "[" + std::to_string(i) + "]",

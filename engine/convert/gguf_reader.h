@@ -40,6 +40,9 @@ bool tensor_type_block(uint32_t ggml_type, uint64_t* block_elements, uint64_t* b
 
 inline constexpr uint32_t kMaxDims = 4;          // GGML_MAX_DIMS
 inline constexpr uint32_t kMaxArrayDepth = 4;    // arrays of arrays of ... (rare in practice)
+// Elements of all arrays of arrays in one file together: each becomes a Value (~10x its 12 bytes
+// in the file), so a file of nothing but empty arrays would otherwise cost ~10x its size.
+inline constexpr uint64_t kMaxNestedArrayValues = uint64_t(1) << 16;
 inline constexpr uint64_t kDefaultAlignment = 32;
 
 struct Value {

@@ -140,7 +140,7 @@ Status parse_activation(const std::string& name, const std::string& path, format
     *out = format::Activation::GeluTanh;
     return Status::ok();
   }
-  return Status::error(path + ": activation \"" + name +
+  return Status::error(path + ": activation \"" + abridged(name) +
                        "\" is not supported (supported: silu, gelu_pytorch_tanh)");
 }
 
@@ -156,7 +156,7 @@ Status check_no_extra_layers(const SafetensorsSet& set, int64_t n_layers, const 
       continue;
     if (std::stoll(index) >= n_layers)
       return Status::error(config_path + ": num_hidden_layers is " + std::to_string(n_layers) +
-                           " but the weights have tensor " + name +
+                           " but the weights have tensor " + abridged(name) +
                            " (a config for fewer layers than the weights hold)");
   }
   return Status::ok();
@@ -173,7 +173,7 @@ class TensorPlanner {
     const SafetensorsTensor* t = set_.find(name, &file);
     if (!t) return Status::error(folder_ + ": missing tensor " + name + " in the safetensors files");
     if (t->dtype == SourceDType::Other)
-      return Status::error(file->path + ": tensor " + name + " has dtype " + t->dtype_name +
+      return Status::error(file->path + ": tensor " + name + " has dtype " + abridged(t->dtype_name) +
                            "; supported: F32, F16, BF16");
     std::vector<uint64_t> want = cols ? std::vector<uint64_t>{rows, cols}
                                       : std::vector<uint64_t>{rows};
@@ -257,7 +257,7 @@ Status plan_hf_folder(const std::string& folder, ConversionPlan* plan) {
   for (const auto& a : kArchitectures)
     if (arch_name == a.name) arch = &a;
   if (!arch)
-    return Status::error(config_path + ": architecture " + arch_name +
+    return Status::error(config_path + ": architecture " + abridged(arch_name) +
                          " is not supported; supported: " + supported_architectures());
   plan->architecture = arch_name;
   const bool gemma = arch->arch != Architecture::Llama;

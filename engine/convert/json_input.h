@@ -23,5 +23,7 @@ Status read_json_object_file(const std::string& path, uint64_t max_bytes, nlohma
 int json_nesting_depth(const std::string& text, int limit);
 // A value as JSON text for a message, cut to about max_chars ("…" marks the cut).
 std::string json_excerpt(const nlohmann::json& value, size_t max_chars = 80);
+// Untrusted text (a tensor name, a key) for a message as it is, cut the same way.
+std::string abridged(const std::string& text, size_t max_chars = 80);
 
 }  // namespace magnetar::convert

@@ -75,11 +75,20 @@ Status read_safetensors_header(const std::string& path, SafetensorsFile* out) {
                          " bytes): truncated or not a safetensors file");
   std::string text(header_len, '\0');
   MAGNETAR_TRY(f.read_at(8, text.data(), header_len));
+  return parse_safetensors_header(text, f.size(), out);
+}
+
+Status parse_safetensors_header(const std::string& text, uint64_t file_bytes, SafetensorsFile* out) {
+  const std::string path = out->path;
+  out->tensors.clear();
+  out->file_bytes = file_bytes;
+  if (file_bytes < 8 || text.size() > file_bytes - 8)
+    return Status::error(path + ": the safetensors header is longer than the file");
   json header;
   MAGNETAR_TRY(parse_json_object(text, path + ": safetensors header", &header));
 
-  const uint64_t data_start = 8 + header_len;
-  const uint64_t data_bytes = f.size() - data_start;
+  const uint64_t data_start = 8 + text.size();
+  const uint64_t data_bytes = file_bytes - data_start;
   struct Range {
     uint64_t begin, end;
     const std::string* name;
@@ -87,7 +96,7 @@ Status read_safetensors_header(const std::string& path, SafetensorsFile* out) {
   std::vector<Range> ranges;
   for (auto it = header.begin(); it != header.end(); ++it) {
     if (it.key() == "__metadata__") continue;
-    const std::string where = path + ": tensor " + it.key() + ": ";
+    const std::string where = path + ": tensor " + abridged(it.key()) + ": ";
     const json& v = it.value();
     if (!v.is_object() || !v.contains("dtype") || !v["dtype"].is_string() ||
         !v.contains("shape") || !v["shape"].is_array() || !v.contains("data_offsets") ||
@@ -133,8 +142,36 @@ Status read_safetensors_header(const std::string& path, SafetensorsFile* out) {
             [](const Range& a, const Range& b) { return a.begin < b.begin; });
   for (size_t i = 1; i < ranges.size(); ++i)
     if (ranges[i].begin < ranges[i - 1].end)
-      return Status::error(path + ": tensors " + *ranges[i - 1].name + " and " + *ranges[i].name +
-                           " have overlapping data_offsets");
+      return Status::error(path + ": tensors " + abridged(*ranges[i - 1].name) + " and " +
+                           abridged(*ranges[i].name) + " have overlapping data_offsets");
+  return Status::ok();
+}
+
+Status parse_safetensors_index(const std::string& text, const std::string& index_path,
+                               std::map<std::string, std::string>* weight_map,
+                               std::vector<std::string>* shard_names) {
+  weight_map->clear();
+  shard_names->clear();
+  json index;
+  MAGNETAR_TRY(parse_json_object(text, index_path, &index));
+  if (!index.contains("weight_map") || !index["weight_map"].is_object())
+    return Status::error(index_path + ": no \"weight_map\" object");
+  std::set<std::string> seen;
+  for (auto it = index["weight_map"].begin(); it != index["weight_map"].end(); ++it) {
+    if (!it.value().is_string())
+      return Status::error(index_path + ": weight_map entry " + abridged(it.key()) +
+                           " is not a file name");
+    std::string shard = it.value().get<std::string>();
+    // Shards must be plain file names inside the folder.
+    if (shard.empty() || shard.find('/') != std::string::npos ||
+        shard.find('\\') != std::string::npos || shard == "." || shard == "..")
+      return Status::error(index_path + ": weight_map names \"" + abridged(shard) +
+                           "\", which is not a file name in the folder");
+    (*weight_map)[it.key()] = shard;
+    if (seen.insert(shard).second) shard_names->push_back(shard);
+  }
+  if (shard_names->empty()) return Status::error(index_path + ": weight_map is empty");
+  std::sort(shard_names->begin(), shard_names->end());
   return Status::ok();
 }
 
@@ -153,25 +190,9 @@ Status open_safetensors_folder(const std::string& folder, SafetensorsSet* out) {
   std::vector<std::string> shard_names;
   std::map<std::string, std::string> weight_map;  // tensor -> shard file name
   if (is_regular_file(index_path)) {
-    json index;
-    MAGNETAR_TRY(read_json_object_file(index_path, kMaxIndexBytes, &index));
-    if (!index.contains("weight_map") || !index["weight_map"].is_object())
-      return Status::error(index_path + ": no \"weight_map\" object");
-    std::set<std::string> seen;
-    for (auto it = index["weight_map"].begin(); it != index["weight_map"].end(); ++it) {
-      if (!it.value().is_string())
-        return Status::error(index_path + ": weight_map entry " + it.key() + " is not a file name");
-      std::string shard = it.value().get<std::string>();
-      // Shards must be plain file names inside the folder.
-      if (shard.empty() || shard.find('/') != std::string::npos ||
-          shard.find('\\') != std::string::npos || shard == "." || shard == "..")
-        return Status::error(index_path + ": weight_map names \"" + shard +
-                             "\", which is not a file name in the folder");
-      weight_map[it.key()] = shard;
-      if (seen.insert(shard).second) shard_names.push_back(shard);
-    }
-    if (shard_names.empty()) return Status::error(index_path + ": weight_map is empty");
-    std::sort(shard_names.begin(), shard_names.end());
+    std::string text;
+    MAGNETAR_TRY(read_small_file(index_path, kMaxIndexBytes, &text));
+    MAGNETAR_TRY(parse_safetensors_index(text, index_path, &weight_map, &shard_names));
   } else if (is_regular_file(single_path)) {
     shard_names.push_back("model.safetensors");
   } else {
@@ -196,13 +217,13 @@ Status open_safetensors_folder(const std::string& folder, SafetensorsSet* out) {
         if (w == weight_map.end() || w->second != shard_names[i]) continue;  // not indexed here
       }
       if (out->by_name.count(name))
-        return Status::error(out->files[i].path + ": tensor " + name + " appears in two shards");
+        return Status::error(out->files[i].path + ": tensor " + abridged(name) + " appears in two shards");
       out->by_name[name] = {i, &tensor};
     }
   }
   for (const auto& [name, shard] : weight_map)
     if (!out->by_name.count(name))
-      return Status::error(join_path(folder, shard) + ": missing tensor " + name +
+      return Status::error(join_path(folder, shard) + ": missing tensor " + abridged(name) +
                            " (model.safetensors.index.json places it there)");
   return Status::ok();
 }

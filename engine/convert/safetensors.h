@@ -33,6 +33,15 @@ struct SafetensorsFile {
 };
 
 Status read_safetensors_header(const std::string& path, SafetensorsFile* out);
+// The validation of read_safetensors_header on the header JSON `text` of a file of file_bytes
+// bytes (the 8-byte length and the text included); out->path names it in messages. In memory,
+// for the fuzz target.
+Status parse_safetensors_header(const std::string& text, uint64_t file_bytes, SafetensorsFile* out);
+// model.safetensors.index.json's text: tensor -> shard file name (plain names inside the
+// folder), and the shard names sorted. `origin` names the file in messages.
+Status parse_safetensors_index(const std::string& text, const std::string& origin,
+                               std::map<std::string, std::string>* weight_map,
+                               std::vector<std::string>* shard_names);
 
 // All tensors of a model folder: one model.safetensors, or the shards listed by
 // model.safetensors.index.json (each tensor must be in the shard the index names).

@@ -87,9 +87,14 @@ Status read_tokenizer_config(const std::string& path, TokenizerConfig* out) {
   if (!is_regular_file(path)) return Status::ok();
   std::string text;
   MAGNETAR_TRY(read_small_file(path, 64ull << 20, &text));
+  return parse_tokenizer_config(text, path, out);
+}
+
+Status parse_tokenizer_config(const std::string& text, const std::string& path, TokenizerConfig* out) {
+  *out = TokenizerConfig{};
   json j;
   MAGNETAR_TRY(parse_json_object(text, path, &j));
-  out->text = std::move(text);
+  out->text = text;
   out->bos_token = special_token_text(j, "bos_token");
   out->eos_token = special_token_text(j, "eos_token");
   if (j.contains("add_bos_token")) {

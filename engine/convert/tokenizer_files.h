@@ -31,6 +31,8 @@ struct TokenizerConfig {
 };
 // Missing file: defaults (add_bos, no template). Malformed JSON: an error naming the file.
 Status read_tokenizer_config(const std::string& path, TokenizerConfig* out);
+// The same on the file's text (`path` names it in messages).
+Status parse_tokenizer_config(const std::string& text, const std::string& path, TokenizerConfig* out);
 
 // tokenizer.json (+ tokenizer_config.json's clean-up flag) → the stored tokenizer section.
 // Added tokens whose ids the model has no logits for (`model_vocab`, e.g. Gemma 3's

@@ -25,24 +25,40 @@ const char kZeros[kAlignment] = {};
 
 }  // namespace
 
-int remove_stale_temp_files(const std::string& path) {
-  const fs::path target = utf8_path(path);
-  const std::u8string prefix = target.filename().u8string() + u8".tmp-";
-  fs::path dir = target.parent_path();
-  if (dir.empty()) dir = ".";
+namespace {
+// Removes the files in `dir` named "<prefix>….tmp-<pid>" (prefix "" matches any name) whose
+// process is gone.
+int remove_dead_writers_files(const fs::path& dir, const std::u8string& prefix) {
+  const std::u8string marker = u8".tmp-";
   int removed = 0;
   std::error_code ec;
   for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
     const std::u8string name = it->path().filename().u8string();
-    if (name.size() <= prefix.size() || name.compare(0, prefix.size(), prefix) != 0) continue;
-    const std::u8string digits = name.substr(prefix.size());
-    if (digits.size() > 10 || digits.find_first_not_of(u8"0123456789") != std::u8string::npos) continue;
+    const size_t at = name.rfind(marker);
+    if (at == std::u8string::npos || at < prefix.size() || name.compare(0, prefix.size(), prefix) != 0)
+      continue;
+    if (!prefix.empty() && at != prefix.size()) continue;  // "<path>.tmp-<pid>" exactly
+    const std::u8string digits = name.substr(at + marker.size());
+    if (digits.empty() || digits.size() > 10 ||
+        digits.find_first_not_of(u8"0123456789") != std::u8string::npos)
+      continue;
     const long long pid = std::stoll(std::string(digits.begin(), digits.end()));
     if (pid > INT32_MAX || platform::process_alive(static_cast<int>(pid))) continue;
     std::error_code remove_ec;
     if (it->is_regular_file(remove_ec) && fs::remove(it->path(), remove_ec)) ++removed;
   }
   return removed;
+}
+}  // namespace
+
+int remove_stale_temp_files(const std::string& path) {
+  const fs::path target = utf8_path(path);
+  const fs::path dir = target.parent_path().empty() ? fs::path(".") : target.parent_path();
+  return remove_dead_writers_files(dir, target.filename().u8string());
+}
+
+int remove_stale_temp_files_in(const std::string& folder) {
+  return remove_dead_writers_files(utf8_path(folder), u8"");
 }
 
 struct ModelWriter::Impl {

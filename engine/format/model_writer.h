@@ -25,6 +25,8 @@ struct TensorDecl {
 // power cut); temp files of running processes stay. Returns how many were removed. create()
 // calls it, so the next write to the same output cleans up.
 int remove_stale_temp_files(const std::string& path);
+// The same for every "<name>.tmp-<pid>" in `folder` (the app's model library at start-up).
+int remove_stale_temp_files_in(const std::string& folder);
 
 class ModelWriter {
  public:

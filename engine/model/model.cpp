@@ -256,6 +256,8 @@ Status Model::load(const std::string& path, const LoadOptions& options,
   info.load_mode = options.mode;
   info.striped_matrices = layouts.striped;
   info.tiled_matrices = layouts.tiled;
+  for (int id = 0; id < m->tokenizer.vocab_size(); ++id)
+    info.max_piece_bytes = std::max(info.max_piece_bytes, static_cast<int>(m->tokenizer.piece_text(id).size()));
   info.load_seconds = platform::now_seconds() - t0;
   out->reset(new Model(std::move(m)));
   return Status::ok();
@@ -271,9 +273,15 @@ void Model::set_threads(int n) {
 }
 
 Status Model::tokenize(std::string_view text, bool add_bos, std::vector<int>* out,
-                       bool parse_special) const {
-  MAGNETAR_TRY(parse_special ? impl_->tokenizer.encode_with_special(text, out)
-                             : impl_->tokenizer.encode(text, out));
+                       TokenizeOptions options) const {
+  out->clear();
+  const uint64_t max_bytes = uint64_t(options.max_tokens) * uint64_t(impl_->info.max_piece_bytes);
+  if (options.max_tokens > 0 && text.size() > max_bytes)
+    return Status::error("the text is " + std::to_string(text.size()) + " bytes, more than the " +
+                         std::to_string(max_bytes) + " that " + std::to_string(options.max_tokens) +
+                         " tokens can hold");
+  MAGNETAR_TRY(options.parse_special ? impl_->tokenizer.encode_with_special(text, out)
+                                     : impl_->tokenizer.encode(text, out));
   if (add_bos && impl_->info.bos_id >= 0) out->insert(out->begin(), impl_->info.bos_id);
   return Status::ok();
 }

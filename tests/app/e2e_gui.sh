@@ -13,14 +13,23 @@
 #        xdnd_drop (xdotool cannot drag), accepts the conversion with Enter, and checks the
 #        converted file is written and loaded. A folder without config.json is dropped too: the
 #        app must say so and keep its model.
-# Screenshots of each step go to ARTIFACT_DIR. Exit 77 (skipped) without Xvfb/xdotool/test data.
+# Screenshots of each step go to ARTIFACT_DIR. Exit 77 (skipped) without Xvfb/xdotool/test data,
+# exit 1 instead under CI=true or MAGNETAR_REQUIRE_TESTDATA=1.
 set -u
 MAGNETAR=$1 CLI=$2 XDND=$3 TESTDATA=${MAGNETAR_TESTDATA:-$4} OUT=$5
 PY=/usr/bin/python3
+# In CI (CI=true) or with MAGNETAR_REQUIRE_TESTDATA=1 a missing tool or test data fails the test:
+# .ci/run installs both, so a skip there would hide a broken setup.
+skip_or_fail() {
+  if [ "${CI:-}" = true ] || [ "${MAGNETAR_REQUIRE_TESTDATA:-}" = 1 ]; then
+    echo "FAIL: $1 (CI=true / MAGNETAR_REQUIRE_TESTDATA=1 require it)"; exit 1
+  fi
+  echo "SKIP: $1"; exit 77
+}
 for tool in Xvfb xdotool import; do
-  command -v $tool >/dev/null || { echo "SKIP: $tool not installed"; exit 77; }
+  command -v $tool >/dev/null || skip_or_fail "$tool not installed"
 done
-[ -d "$TESTDATA/stories260K-hf/f32" ] || { echo "SKIP: no test data at $TESTDATA"; exit 77; }
+[ -d "$TESTDATA/stories260K-hf/f32" ] || skip_or_fail "no test data at $TESTDATA"
 mkdir -p "$OUT"
 WORK=$(mktemp -d /tmp/magnetar-e2e.XXXXXX)
 APP_PID= XVFB_PID=

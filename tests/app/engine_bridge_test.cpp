@@ -244,6 +244,24 @@ TEST_F(EngineBridgeTest, OverflowAsksOrDropsOldestTurns) {
                     {EventKind::GenerationDone, EventKind::GenerationFailed});
   ASSERT_EQ(failed.back().kind, EventKind::GenerationFailed);
   EXPECT_NE(std::string(failed.back().text_view()).find("does not fit"), std::string::npos);
+
+  // 2 MB of random bytes, as an earlier turn: refused from its length before the tokenizer runs
+  // (tokenizing it took ~730 MB), and the bridge keeps serving.
+  std::string random_bytes(2 << 20, '\0');
+  uint32_t state = 12345;
+  for (char& c : random_bytes) c = static_cast<char>((state = state * 1664525u + 1013904223u) >> 24);
+  const double t0 = std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+  auto refused = run(generate({{"user", random_bytes}, {"assistant", "ok"}, {"user", "hi"}}, 8,
+                              OverflowPolicy::DropOldest),
+                     {EventKind::GenerationDone, EventKind::GenerationFailed});
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count() - t0;
+  ASSERT_EQ(refused.back().kind, EventKind::GenerationFailed);
+  EXPECT_NE(std::string(refused.back().text_view()).find("2097152 bytes does not fit"), std::string::npos)
+      << refused.back().text_view();
+  EXPECT_LT(seconds, 5.0) << "the text was tokenized before its length was checked";
+  auto after = run(generate({{"user", "Once upon a time"}}, 4), {EventKind::GenerationDone, EventKind::GenerationFailed});
+  EXPECT_EQ(after.back().kind, EventKind::GenerationDone);
 }
 
 // Conversion to the quantised types runs through the bridge. Loading them either works (and

@@ -13,7 +13,6 @@
 #include "common/testdata.h"
 #include "convert/json_input.h"
 #include "convert_test_util.h"
-#include "format/model_writer.h"
 #include "magnetar/convert.h"
 
 #ifndef _WIN32
@@ -274,8 +273,14 @@ TEST_F(ConvertHardeningTest, StaleTemporaryFilesOfDeadWritersAreRemoved) {
 #ifndef _WIN32
   EXPECT_TRUE(fs::exists(live));        // a running writer keeps its file
 #endif
-  EXPECT_EQ(format::remove_stale_temp_files(out_dir_ + "/other.mgn"), 1);
+  // The app's sweep of its model library: every dead writer's file, whatever the model's name.
+  write_file(out_dir_ + "/third.mgn.tmp-2147483645", "partial");
+  EXPECT_EQ(remove_stale_conversion_files(out_dir_), 2);
   EXPECT_FALSE(fs::exists(unrelated));
+  EXPECT_TRUE(fs::exists(not_a_pid));
+#ifndef _WIN32
+  EXPECT_TRUE(fs::exists(live));
+#endif
 }
 
 }  // namespace

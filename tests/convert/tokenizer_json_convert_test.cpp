@@ -95,7 +95,7 @@ TEST_F(TokenizerJsonConvert, ConvertsAndEncodesWithThePipeline) {
   std::vector<int> ids;
   ASSERT_TRUE(model->tokenize("Hi there</s>", true, &ids));
   EXPECT_EQ(ids, (std::vector<int>{1, 259, 260, 2}));
-  ASSERT_TRUE(model->tokenize("Hi</s>", false, &ids, /*parse_special=*/false));
+  ASSERT_TRUE(model->tokenize("Hi</s>", false, &ids, {.parse_special = false}));
   EXPECT_EQ(ids.size(), 1u + 4u);  // "Hi", then "<", "/", "s", ">" as bytes
   EXPECT_EQ(model->detokenize(ids), "Hi</s>");
   ASSERT_TRUE(model->tokenize("<extra>", false, &ids));

@@ -282,6 +282,34 @@ TEST(GgufReader, BadLengthsAndCounts) {
     expect_error(b.finish(), "nested deeper");
   }
   {
+    // 2 million empty arrays (24 MB): refused from the count, before a Value is built for them
+    // (built, they took ~10x the file's size).
+    Builder b;
+    b.begin_kv("empties", ValueType::Array);
+    const uint64_t n = uint64_t(2) << 20;
+    b.put<uint32_t>(uint32_t(ValueType::Array));
+    b.put<uint64_t>(n);
+    for (uint64_t i = 0; i < n; ++i) {
+      b.put<uint32_t>(uint32_t(ValueType::U8));
+      b.put<uint64_t>(0);
+    }
+    expect_error(b.finish(), "nested arrays");
+  }
+  {
+    // The bound is per file: two keys of kMaxNestedArrayValues / 2 + 1 each exceed it together.
+    Builder b;
+    for (const char* key : {"a", "b"}) {
+      b.begin_kv(key, ValueType::Array);
+      b.put<uint32_t>(uint32_t(ValueType::Array));
+      b.put<uint64_t>(kMaxNestedArrayValues / 2 + 1);
+      for (uint64_t i = 0; i < kMaxNestedArrayValues / 2 + 1; ++i) {
+        b.put<uint32_t>(uint32_t(ValueType::U8));
+        b.put<uint64_t>(0);
+      }
+    }
+    expect_error(b.finish(), "at most 65536 in all");
+  }
+  {
     Builder b;
     b.kv<uint8_t>("dup", ValueType::U8, 1);
     b.kv<uint8_t>("dup", ValueType::U8, 2);

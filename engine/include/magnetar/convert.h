@@ -62,5 +62,9 @@ uint64_t predicted_model_file_bytes(const SourceSummary& summary, WeightType typ
 
 Status convert_model(const std::string& source_path, const std::string& out_path,
                      const ConvertOptions& options);
+// Removes "<name>.tmp-<pid>" files in `folder` whose converting process is gone (killed with
+// SIGKILL, a power cut); a running conversion's file stays. Returns how many were removed.
+// convert_model does this for its own output; the app runs it over its model library at start.
+int remove_stale_conversion_files(const std::string& folder);
 
 }  // namespace magnetar

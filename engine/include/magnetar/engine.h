@@ -66,6 +66,9 @@ struct ModelInfo {
   LoadMode load_mode = LoadMode::Read;
   int striped_matrices = 0;  // matrices laid out in column stripes at load (LoadOptions)
   int tiled_matrices = 0;    // Q8_0/Q4_0 matrices laid out in x16 row tiles at load
+  // The most bytes of text one token stands for (the longest piece; at least 4, an unknown
+  // UTF-8 character): a text longer than n * max_piece_bytes cannot be n tokens or fewer.
+  int max_piece_bytes = 4;
 };
 
 struct SamplerParams {
@@ -136,10 +139,21 @@ class Model {
   int threads() const;
   void set_threads(int n);  // 0 = automatic
 
-  // Special-token strings written in the text ("<|eot_id|>") become their ids, as Hugging Face
-  // and llama.cpp do for raw prompts; parse_special = false encodes them as plain text.
+  // How tokenize() reads the text.
+  struct TokenizeOptions {
+    // Special-token strings written in the text ("<|eot_id|>") become their ids, as Hugging Face
+    // and llama.cpp do for raw prompts; false encodes them as plain text.
+    bool parse_special = true;
+    // > 0: a text too long to make max_tokens tokens or fewer (more bytes than
+    // max_tokens * info().max_piece_bytes) is refused before the tokenizer sees it, so a hostile
+    // multi-megabyte prompt costs nothing; the caller still compares the count with its limit.
+    int max_tokens = 0;
+  };
   Status tokenize(std::string_view text, bool add_bos, std::vector<int>* out,
-                  bool parse_special = true) const;
+                  TokenizeOptions options) const;
+  Status tokenize(std::string_view text, bool add_bos, std::vector<int>* out) const {
+    return tokenize(text, add_bos, out, TokenizeOptions{});
+  }
   std::string token_piece(int token) const;  // text for one token (byte tokens decoded)
   std::string detokenize(const std::vector<int>& tokens) const;
   // Renders messages with the model's chat template (plain concatenation for base models)

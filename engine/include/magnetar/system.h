@@ -43,6 +43,9 @@ uint64_t current_resident_bytes();
 // Per-user data directory (XDG_DATA_HOME/magnetar or %APPDATA%\Magnetar), created if missing.
 std::string user_data_dir();
 std::string user_cache_dir();
+// Where the app keeps converted models (created if missing): user_data_dir()/models, or on
+// Windows %LOCALAPPDATA%\Magnetar\models, since multi-GB files must not roam with %APPDATA%.
+std::string user_models_dir();
 
 // Paths are UTF-8 std::strings in the engine and the app; these convert to and from
 // std::filesystem (UTF-16 inside on Windows).
