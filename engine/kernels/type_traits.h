@@ -1,0 +1,42 @@
+// The kernels' record of each weight type (the role of ggml's type_traits): how to dequantize
+// and quantize a row, and which matrix kernels compute with it. The file layer's half of the
+// record (name, block elements, block bytes, GGML id) is format::dtype_layout(); a type's whole
+// description is those two rows, found by its format::DType.
+//
+// Two compute paths exist. Q8_0 and Q4_0 quantize the activations to int8 blocks and run the
+// integer kernels of quant.h (asm per ISA, x16 tiles). The other block types run `matmul`
+// below: each weight row is dequantized once per group of tokens into a small buffer (exactly
+// the values GGML's dequantizer gives) and dotted with the FP32 activations, so their results are
+// those of the float model on the dequantized weights (no activation rounding).
+#pragma once
+#include <cstdint>
+
+#include "format/model_format.h"
+
+namespace magnetar::quant {
+
+// n values (a multiple of the type's block) from row-major blocks x (any alignment) into y.
+using DequantizeRowFn = void (*)(const void* x, float* y, int64_t n);
+// n values x into n / block blocks y (bit-exact with GGML's reference quantizer).
+using QuantizeRowFn = void (*)(const float* x, void* y, int64_t n);
+// y[t * y_stride + r] = row r of w · x[t * cols ..], r < rows, t < n_tokens (FP32 activations).
+using MatmulDequantFn = void (*)(const void* w, const float* x, float* y, int64_t rows, int64_t cols,
+                                 int64_t n_tokens, int64_t y_stride);
+
+struct TypeTraits {
+  format::DType dtype;
+  DequantizeRowFn dequantize_row;  // nullptr for F32 / F16 (not block types)
+  QuantizeRowFn quantize_row;      // nullptr where Magnetar has no quantizer for the type
+  bool int8_activations;           // Q8_0 / Q4_0: quant.h's integer kernels (QuantKernelTable)
+  MatmulDequantFn matmul;          // the other block types; nullptr for int8_activations types
+};
+
+// The record of a valid dtype (format::dtype_is_valid).
+const TypeTraits& type_traits(format::DType dtype);
+
+// The reference dequantizing matmul of a type (tests call it with each type's dequantizer).
+void matmul_dequant_ref(DequantizeRowFn dequantize, int64_t block, int64_t block_bytes, const void* w,
+                        const float* x, float* y, int64_t rows, int64_t cols, int64_t n_tokens,
+                        int64_t y_stride);
+
+}  // namespace magnetar::quant
