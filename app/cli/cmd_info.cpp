@@ -23,7 +23,7 @@ std::string mib(uint64_t bytes) {
   return b;
 }
 
-bool is_block_quantized(format::DType t) { return t == format::DType::Q8_0 || t == format::DType::Q4_0; }
+bool is_block_quantized(format::DType t) { return format::dtype_is_quantized(t); }
 
 // "q8_0 36 (1.2 MiB), f32 11 (0.0 MiB)": how many tensors, and bytes, of each type; then the
 // embedding table's and LM head's types (convert --output-dtype sets them apart).

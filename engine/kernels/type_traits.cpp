@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <vector>
 
 #include "kernels/kernels.h"
 #include "kernels/kquants.h"
@@ -62,21 +63,47 @@ void quantize_q4_0(const float* x, void* y, int64_t n) { quantize_row_q4_0(x, st
 
 using format::DType;
 template <DequantizeRowFn D, DType T>
-constexpr TypeTraits dequantizing(QuantizeRowFn quantize = nullptr) {
-  return {T, D, quantize, false, matmul_dequant<D, T>};
+constexpr TypeTraits dequantizing(MatmulDequantFn avx2 = nullptr) {
+  return {T, D, nullptr, false, matmul_dequant<D, T>, avx2};
 }
+
+#if defined(__x86_64__) || defined(_M_X64)
+// An integer row kernel (kquants.h) as a matmul: the tokens' activations quantized once per call
+// into thread-local scratch (grown on the first calls, then reused), then rows in chunks that
+// stay in L2 while every token passes over them.
+template <MatvecKFn Kernel, DType T>
+void matmul_k_int8(const void* w, const float* x, float* y, int64_t rows, int64_t cols, int64_t n_tokens,
+                   int64_t y_stride) {
+  constexpr int64_t kChunkBytes = 64 * 1024;
+  const int64_t blocks = cols / kSuperBlock;
+  thread_local std::vector<ActBlockK> act;
+  if (int64_t(act.size()) < blocks * n_tokens) act.resize(size_t(blocks * n_tokens));
+  for (int64_t t = 0; t < n_tokens; ++t) quantize_act_k_ref(x + t * cols, act.data() + t * blocks, cols);
+  const int64_t row_bytes = int64_t(format::tensor_bytes(T, 1, uint64_t(cols)));
+  const int64_t chunk = n_tokens == 1 ? rows : std::max<int64_t>(1, kChunkBytes / row_bytes);
+  const auto* base = static_cast<const uint8_t*>(w);
+  for (int64_t r = 0; r < rows; r += chunk) {
+    const int64_t n = std::min(chunk, rows - r);
+    for (int64_t t = 0; t < n_tokens; ++t)
+      Kernel(base + r * row_bytes, act.data() + t * blocks, y + t * y_stride + r, n, cols);
+  }
+}
+#define MAGNETAR_KQUANT_ASM(kernel, type) matmul_k_int8<kernel, type>
+#else
+#define MAGNETAR_KQUANT_ASM(kernel, type) nullptr
+#endif
 
 // Indexed by DType.
 const TypeTraits kTraits[format::kDTypeCount] = {
-    {DType::F32, nullptr, nullptr, false, nullptr},
-    {DType::F16, nullptr, nullptr, false, nullptr},
-    {DType::Q8_0, dequantize_q8_0, quantize_q8_0, true, nullptr},
-    {DType::Q4_0, dequantize_q4_0, quantize_q4_0, true, nullptr},
+    {DType::F32, nullptr, nullptr, false, nullptr, nullptr},
+    {DType::F16, nullptr, nullptr, false, nullptr, nullptr},
+    {DType::Q8_0, dequantize_q8_0, quantize_q8_0, true, nullptr, nullptr},
+    {DType::Q4_0, dequantize_q4_0, quantize_q4_0, true, nullptr, nullptr},
     dequantizing<dequantize_row_q2_k, DType::Q2_K>(),
     dequantizing<dequantize_row_q3_k, DType::Q3_K>(),
-    dequantizing<dequantize_row_q4_k, DType::Q4_K>(),
+    dequantizing<dequantize_row_q4_k, DType::Q4_K>(MAGNETAR_KQUANT_ASM(magnetar_matvec_q4_k_avx2, DType::Q4_K)),
     dequantizing<dequantize_row_q5_k, DType::Q5_K>(),
-    dequantizing<dequantize_row_q6_k, DType::Q6_K>(),
+    dequantizing<dequantize_row_q6_k, DType::Q6_K>(MAGNETAR_KQUANT_ASM(magnetar_matvec_q6_k_avx2, DType::Q6_K)),
     dequantizing<dequantize_row_iq4_nl, DType::IQ4_NL>(),
     dequantizing<dequantize_row_iq4_xs, DType::IQ4_XS>(),
     dequantizing<dequantize_row_q4_1, DType::Q4_1>(),
@@ -89,6 +116,11 @@ const TypeTraits kTraits[format::kDTypeCount] = {
 const TypeTraits& type_traits(format::DType dtype) {
   assert(format::dtype_is_valid(uint32_t(dtype)) && kTraits[uint32_t(dtype)].dtype == dtype);
   return kTraits[format::dtype_is_valid(uint32_t(dtype)) ? uint32_t(dtype) : 0];
+}
+
+MatmulDequantFn active_matmul(const TypeTraits& traits) {
+  const bool use_asm = traits.matmul_avx2 != nullptr && &active() != &reference_table();
+  return use_asm ? traits.matmul_avx2 : traits.matmul;
 }
 
 }  // namespace magnetar::quant

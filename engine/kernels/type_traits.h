@@ -3,11 +3,13 @@
 // record (name, block elements, block bytes, GGML id) is format::dtype_layout(); a type's whole
 // description is those two rows, found by its format::DType.
 //
-// Two compute paths exist. Q8_0 and Q4_0 quantize the activations to int8 blocks and run the
-// integer kernels of quant.h (asm per ISA, x16 tiles). The other block types run `matmul`
-// below: each weight row is dequantized once per group of tokens into a small buffer (exactly
-// the values GGML's dequantizer gives) and dotted with the FP32 activations, so their results are
-// those of the float model on the dequantized weights (no activation rounding).
+// Compute paths. Q8_0 and Q4_0 quantize the activations to int8 blocks and run the integer
+// kernels of quant.h (asm per ISA, x16 tiles). The other block types run `matmul`: each weight
+// row is dequantized once per group of tokens into a small buffer (exactly the values GGML's
+// dequantizer gives) and dotted with the FP32 activations, so their results are those of the
+// float model on the dequantized weights. Where a type has asm (`matmul_avx2`: Q4_K and Q6_K,
+// activations quantized like GGML's Q8_K, kquants.h) the CPU runs that instead unless
+// MAGNETAR_KERNELS=reference: faster, and as close to the float model as llama.cpp is.
 #pragma once
 #include <cstdint>
 
@@ -29,10 +31,14 @@ struct TypeTraits {
   QuantizeRowFn quantize_row;      // nullptr where Magnetar has no quantizer for the type
   bool int8_activations;           // Q8_0 / Q4_0: quant.h's integer kernels (QuantKernelTable)
   MatmulDequantFn matmul;          // the other block types; nullptr for int8_activations types
+  MatmulDequantFn matmul_avx2;     // AVX2 asm (integer, Q8_K activations), nullptr where none
 };
 
 // The record of a valid dtype (format::dtype_is_valid).
 const TypeTraits& type_traits(format::DType dtype);
+// The matmul the engine runs for a non-int8 block type: matmul_avx2 when the active quant table
+// is an asm one (quant::active()) and the type has it, else matmul.
+MatmulDequantFn active_matmul(const TypeTraits& traits);
 
 // The reference dequantizing matmul of a type (tests call it with each type's dequantizer).
 void matmul_dequant_ref(DequantizeRowFn dequantize, int64_t block, int64_t block_bytes, const void* w,

@@ -137,7 +137,7 @@ void run(ThreadPool& pool, const Matrix& w, const float* x, int64_t n_tokens, fl
   assert(w.data != nullptr && w.rows >= 0 && ldy >= w.rows);
   const quant::TypeTraits& traits = quant::type_traits(w.dtype);
   if (!traits.int8_activations) {
-    DequantJob job{traits.matmul, &w, x, y, ldy, n_tokens};
+    DequantJob job{quant::active_matmul(traits), &w, x, y, ldy, n_tokens};
     if (runs_on_caller(pool, w, n_tokens)) dequant_rows(job, 0, w.rows);
     else pool.run(dequant_job, &job);
     return;
