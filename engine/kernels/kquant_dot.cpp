@@ -48,13 +48,16 @@ void quantize_act_k_ref(const float* x, ActBlockK* out, int64_t n) {
   }
 }
 
-void matvec_q4_k_ref(const void* w, const ActBlockK* x, float* y, int64_t rows, int64_t cols) {
+namespace {
+// Q4_K and Q5_K: the same scales, mins and lanes; Q5_K adds 16 where its fifth bit is set.
+template <class Block, bool kFifthBit>
+void matvec_k_scaled_ref(const void* w, const ActBlockK* x, float* y, int64_t rows, int64_t cols) {
   assert(cols % kSuperBlock == 0 && cols > 0);
   const int64_t nb = cols / kSuperBlock;
   for (int64_t r = 0; r < rows; ++r) {
     float lane[8] = {}, mins_acc = 0.0f;
     for (int64_t b = 0; b < nb; ++b) {
-      BlockQ4_K wb;
+      Block wb;
       std::memcpy(&wb, static_cast<const uint8_t*>(w) + (r * nb + b) * int64_t(sizeof wb), sizeof wb);
       const ActBlockK& xb = x[b];
       uint8_t sc[8], m[8];
@@ -65,15 +68,27 @@ void matvec_q4_k_ref(const void* w, const ActBlockK* x, float* y, int64_t rows, 
       int32_t sums[8] = {};
       for (int k = 0; k < 4; ++k)
         for (int l = 0; l < 32; ++l) {
-          const int q = wb.qs[32 * k + l];
-          sums[l / 4] += int32_t(sc[2 * k]) * (q & 0xF) * xb.qs[64 * k + l] +
-                         int32_t(sc[2 * k + 1]) * (q >> 4) * xb.qs[64 * k + 32 + l];
+          int lo = wb.qs[32 * k + l] & 0xF, hi = wb.qs[32 * k + l] >> 4;
+          if constexpr (kFifthBit) {
+            lo += (wb.qh[l] >> (2 * k)) & 1 ? 16 : 0;
+            hi += (wb.qh[l] >> (2 * k + 1)) & 1 ? 16 : 0;
+          }
+          sums[l / 4] += int32_t(sc[2 * k]) * lo * xb.qs[64 * k + l] + int32_t(sc[2 * k + 1]) * hi * xb.qs[64 * k + 32 + l];
         }
       const float d = scaled_by_act(wb.d, xb);
       for (int i = 0; i < 8; ++i) lane[i] = std::fma(d, float(sums[i]), lane[i]);
     }
     y[r] = sum_lanes(lane) - mins_acc;
   }
+}
+}  // namespace
+
+void matvec_q4_k_ref(const void* w, const ActBlockK* x, float* y, int64_t rows, int64_t cols) {
+  matvec_k_scaled_ref<BlockQ4_K, false>(w, x, y, rows, cols);
+}
+
+void matvec_q5_k_ref(const void* w, const ActBlockK* x, float* y, int64_t rows, int64_t cols) {
+  matvec_k_scaled_ref<BlockQ5_K, true>(w, x, y, rows, cols);
 }
 
 void matvec_q6_k_ref(const void* w, const ActBlockK* x, float* y, int64_t rows, int64_t cols) {
@@ -97,6 +112,31 @@ void matvec_q6_k_ref(const void* w, const ActBlockK* x, float* y, int64_t rows, 
                             (ql[l] >> 4) | (((qh[l] >> 4) & 3) << 4), (ql[l + 32] >> 4) | (((qh[l] >> 6) & 3) << 4)};
           for (int k = 0; k < 4; ++k)
             sums[l / 4] += int32_t(sc[2 * k + l / 16]) * q[k] * xb.qs[128 * h + 32 * k + l];
+        }
+      }
+      const float d = scaled_by_act(wb.d, xb);
+      for (int i = 0; i < 8; ++i) lane[i] = std::fma(d, float(sums[i]), lane[i]);
+    }
+    y[r] = sum_lanes(lane);
+  }
+}
+
+void matvec_iq4_xs_ref(const void* w, const ActBlockK* x, float* y, int64_t rows, int64_t cols) {
+  assert(cols % kSuperBlock == 0 && cols > 0);
+  const int64_t nb = cols / kSuperBlock;
+  for (int64_t r = 0; r < rows; ++r) {
+    float lane[8] = {};
+    for (int64_t b = 0; b < nb; ++b) {
+      BlockIQ4_XS wb;
+      std::memcpy(&wb, static_cast<const uint8_t*>(w) + (r * nb + b) * int64_t(sizeof wb), sizeof wb);
+      const ActBlockK& xb = x[b];
+      int32_t sums[8] = {};
+      for (int j = 0; j < 8; ++j) {
+        const int scale = (((wb.scales_l[j / 2] >> 4 * (j % 2)) & 0xF) | (((wb.scales_h >> 2 * j) & 3) << 4)) - 32;
+        for (int l = 0; l < 32; ++l) {
+          const uint8_t q = wb.qs[16 * j + l % 16];
+          const int value = kIq4Values[l < 16 ? q & 0xF : q >> 4];
+          sums[l / 4] += scale * value * xb.qs[32 * j + l];
         }
       }
       const float d = scaled_by_act(wb.d, xb);

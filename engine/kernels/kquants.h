@@ -46,7 +46,7 @@ void dequantize_row_iq4_xs(const void* x, float* y, int64_t n);
 // Q4_K / Q5_K: the 6-bit scale and min of sub-block j (0..7) from the 12 packed scale bytes.
 void k_scale_min(int j, const uint8_t* scales, uint8_t* scale, uint8_t* min);
 
-// ---- Integer kernels: Q4_K / Q6_K weights x activations quantized like GGML's Q8_K ----
+// ---- Integer kernels: Q4_K / Q5_K / Q6_K / IQ4_XS weights x activations quantized like GGML's Q8_K ----
 // One 256-value activation block (kernel input, in scratch memory; layout shared with
 // asm/kquant_avx2.asm). GGML's quantize_row_q8_K rule: max = the value of largest magnitude
 // (first wins), q = min(127, round-half-even(x * (-127 / max))), d = 1 / (-127 / max);
@@ -61,15 +61,17 @@ static_assert(sizeof(ActBlockK) == 320, "ActBlockK layout is shared with asm/kqu
 
 void quantize_act_k_ref(const float* x, ActBlockK* out, int64_t n);  // n % 256 == 0
 
-// y[r] = row r of w (Q4_K / Q6_K blocks, any alignment) . x, r < rows; cols % 256 == 0, > 0.
+// y[r] = row r of w (Q4_K / Q5_K / Q6_K / IQ4_XS blocks, any alignment) . x, r < rows; cols % 256 == 0.
 // Numerics (what the asm reproduces bit for bit): per block, 8 exact int32 lane sums
-// (lane i: bytes 4i..4i+3 of each 32-byte run of quants, weighted by their sub-block scale;
+// (lane i: values 4i..4i+3 of each run of 32, weighted by their sub-block scale;
 // Q6_K subtracts 32 (sc[2i] bsums[2i] + sc[2i+1] bsums[2i+1]) from lane i), each added as
 // lane[i] = fma(d_w * d_x, float(sum_i), lane[i]); Q4_K's mins as m = fma(dmin_w * d_x,
-// float(mins . pair sums of bsums), m); y = ((l0 + l4) + (l2 + l6)) + ((l1 + l5) + (l3 + l7)) [- m].
+// float(mins . pair sums of bsums), m) (Q4_K, Q5_K); y = ((l0 + l4) + (l2 + l6)) + ((l1 + l5) + (l3 + l7)) [- m].
 using MatvecKFn = void (*)(const void* w, const ActBlockK* x, float* y, int64_t rows, int64_t cols);
 void matvec_q4_k_ref(const void* w, const ActBlockK* x, float* y, int64_t rows, int64_t cols);
+void matvec_q5_k_ref(const void* w, const ActBlockK* x, float* y, int64_t rows, int64_t cols);
 void matvec_q6_k_ref(const void* w, const ActBlockK* x, float* y, int64_t rows, int64_t cols);
+void matvec_iq4_xs_ref(const void* w, const ActBlockK* x, float* y, int64_t rows, int64_t cols);
 
 }  // namespace magnetar::quant
 
@@ -77,6 +79,10 @@ void matvec_q6_k_ref(const void* w, const ActBlockK* x, float* y, int64_t rows, 
 extern "C" {
 void magnetar_matvec_q4_k_avx2(const void* w, const magnetar::quant::ActBlockK* x, float* y, int64_t rows,
                                int64_t cols);
+void magnetar_matvec_q5_k_avx2(const void* w, const magnetar::quant::ActBlockK* x, float* y, int64_t rows,
+                               int64_t cols);
 void magnetar_matvec_q6_k_avx2(const void* w, const magnetar::quant::ActBlockK* x, float* y, int64_t rows,
                                int64_t cols);
+void magnetar_matvec_iq4_xs_avx2(const void* w, const magnetar::quant::ActBlockK* x, float* y, int64_t rows,
+                                 int64_t cols);
 }

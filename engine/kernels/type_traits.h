@@ -7,7 +7,7 @@
 // kernels of quant.h (asm per ISA, x16 tiles). The other block types run `matmul`: each weight
 // row is dequantized once per group of tokens into a small buffer (exactly the values GGML's
 // dequantizer gives) and dotted with the FP32 activations, so their results are those of the
-// float model on the dequantized weights. Where a type has asm (`matmul_avx2`: Q4_K and Q6_K,
+// float model on the dequantized weights. Where a type has asm (`matmul_avx2`: Q4_K, Q5_K, Q6_K, IQ4_XS;
 // activations quantized like GGML's Q8_K, kquants.h) the CPU runs that instead unless
 // MAGNETAR_KERNELS=reference: faster, and as close to the float model as llama.cpp is.
 #pragma once

@@ -28,7 +28,9 @@ struct KCase {
 
 std::vector<KCase> cases() {
   return {{format::DType::Q4_K, matvec_q4_k_ref, magnetar_matvec_q4_k_avx2, 144, {0, 2}},
-          {format::DType::Q6_K, matvec_q6_k_ref, magnetar_matvec_q6_k_avx2, 210, {208}}};
+          {format::DType::Q5_K, matvec_q5_k_ref, magnetar_matvec_q5_k_avx2, 176, {0, 2}},
+          {format::DType::Q6_K, matvec_q6_k_ref, magnetar_matvec_q6_k_avx2, 210, {208}},
+          {format::DType::IQ4_XS, matvec_iq4_xs_ref, magnetar_matvec_iq4_xs_avx2, 136, {0}}};
 }
 
 // [rows, cols / 256] random blocks, 2 bytes into their storage (no alignment): random quants and
