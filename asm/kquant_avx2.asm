@@ -136,10 +136,12 @@ scale_pair_%[k]: times 8 db 4 * k, 4 * k + 1
   vpaddd ymm7, ymm7, ymm0
 %endmacro
 
-; Row end of Q4_K / Q5_K: y = tree sum of the lanes - the mins term; next row.
-%macro K_ROW_END 0
+; Row end: y = tree sum of the lanes (%1 = 1: minus the mins term xmm9, Q4_K / Q5_K); next row.
+%macro K_ROW_END 1
   HSUM_LANES_YMM8
-  vsubss xmm0, xmm0, xmm9
+  %if %1
+    vsubss xmm0, xmm0, xmm9
+  %endif
   vmovss [g2], xmm0
   add g2, 4
   dec g3
@@ -193,7 +195,7 @@ FUNCTION matvec_q4_k_avx2, 5, 13, 16
 %assign k k + 1
 %endrep
   K_BLOCK_END 0, 144
-  K_ROW_END
+  K_ROW_END 1
 .done:
   RET
 
@@ -229,7 +231,7 @@ FUNCTION matvec_q5_k_avx2, 5, 13, 16
 %assign k k + 1
 %endrep
   K_BLOCK_END 0, 176
-  K_ROW_END
+  K_ROW_END 1
 .done:
   RET
 
@@ -246,9 +248,7 @@ FUNCTION matvec_q6_k_avx2, 5, 9, 16
   vmovdqa ymm14, [rel low_nibble]
   vmovdqa ymm15, [rel bits_45]
 .row:
-  vxorps xmm8, xmm8, xmm8
-  mov g5, g1
-  mov g7, g4
+  K_ROW_BEGIN
 .block:
   ; -32 offset: lanes of 32 * (scales . bsums), subtracted lane by lane at the end
   vpmovsxbw ymm9, [g0 + 192]            ; 16 scale words
@@ -295,19 +295,8 @@ FUNCTION matvec_q6_k_avx2, 5, 9, 16
 %assign h h + 1
 %endrep
   vpsubd ymm7, ymm7, ymm9
-  vcvtdq2ps ymm7, ymm7
-  SCALE_TIMES_XD 13, [g0 + 208], [g5 + ACTK_D]
-  vbroadcastss ymm13, xmm13
-  vfmadd231ps ymm8, ymm13, ymm7
-  add g0, 210
-  add g5, ACTK_BYTES
-  dec g7
-  jnz .block
-  HSUM_LANES_YMM8
-  vmovss [g2], xmm0
-  add g2, 4
-  dec g3
-  jnz .row
+  K_BLOCK_END 208, 210
+  K_ROW_END 0
 .done:
   RET
 
@@ -326,9 +315,7 @@ FUNCTION matvec_iq4_xs_avx2, 5, 12, 16
   vmovdqa ymm6, [rel low_nibble]
   vmovdqa ymm15, [rel iq4_values]
 .row:
-  vxorps xmm8, xmm8, xmm8
-  mov g5, g1
-  mov g7, g4
+  K_ROW_BEGIN
 .block:
   ; the 2-bit high parts: byte j of g9 = (scales_h >> 2 j) & 3 (a byte's four fields spread by
   ; shifts of 6: no field meets another's bits 0..1)
@@ -382,18 +369,7 @@ FUNCTION matvec_iq4_xs_avx2, 5, 12, 16
   IQ4_SUBBLOCK_DOT 4, hi
 %assign p p + 1
 %endrep
-  vcvtdq2ps ymm7, ymm7
-  SCALE_TIMES_XD 13, [g0], [g5 + ACTK_D]
-  vbroadcastss ymm13, xmm13
-  vfmadd231ps ymm8, ymm13, ymm7
-  add g0, 136
-  add g5, ACTK_BYTES
-  dec g7
-  jnz .block
-  HSUM_LANES_YMM8
-  vmovss [g2], xmm0
-  add g2, 4
-  dec g3
-  jnz .row
+  K_BLOCK_END 0, 136
+  K_ROW_END 0
 .done:
   RET

@@ -137,20 +137,31 @@ void dequantize_row_q3_k(const void* x, float* y, int64_t n) {
   }
 }
 
+namespace {
+// Q4_K / Q5_K: sub-blocks is and is + 1 (64 values) as (d1, m1, d2, m2), GGML's float order.
+struct PairScales {
+  float d1, m1, d2, m2;
+};
+PairScales pair_scales(const uint8_t* scales, int is, float d, float min) {
+  uint8_t sc, m;
+  PairScales p;
+  k_scale_min(is, scales, &sc, &m);
+  p.d1 = d * float(sc), p.m1 = min * float(m);
+  k_scale_min(is + 1, scales, &sc, &m);
+  p.d2 = d * float(sc), p.m2 = min * float(m);
+  return p;
+}
+}  // namespace
+
 void dequantize_row_q4_k(const void* x, float* y, int64_t n) {
   assert(n % kSuperBlock == 0);
   for (int64_t i = 0; i < n / kSuperBlock; ++i) {
     const auto b = load<BlockQ4_K>(x, i);
-    const float d = half(b.d), min = half(b.dmin);
     const uint8_t* q = b.qs;
     for (int is = 0; is < 8; is += 2, q += 32) {
-      uint8_t sc, m;
-      k_scale_min(is, b.scales, &sc, &m);
-      const float d1 = d * float(sc), m1 = min * float(m);
-      k_scale_min(is + 1, b.scales, &sc, &m);
-      const float d2 = d * float(sc), m2 = min * float(m);
-      for (int l = 0; l < 32; ++l) *y++ = d1 * float(q[l] & 0xF) - m1;
-      for (int l = 0; l < 32; ++l) *y++ = d2 * float(q[l] >> 4) - m2;
+      const PairScales s = pair_scales(b.scales, is, half(b.d), half(b.dmin));
+      for (int l = 0; l < 32; ++l) *y++ = s.d1 * float(q[l] & 0xF) - s.m1;
+      for (int l = 0; l < 32; ++l) *y++ = s.d2 * float(q[l] >> 4) - s.m2;
     }
   }
 }
@@ -159,17 +170,12 @@ void dequantize_row_q5_k(const void* x, float* y, int64_t n) {
   assert(n % kSuperBlock == 0);
   for (int64_t i = 0; i < n / kSuperBlock; ++i) {
     const auto b = load<BlockQ5_K>(x, i);
-    const float d = half(b.d), min = half(b.dmin);
     const uint8_t* ql = b.qs;
     uint8_t u1 = 1, u2 = 2;
     for (int is = 0; is < 8; is += 2, ql += 32, u1 = uint8_t(u1 << 2), u2 = uint8_t(u2 << 2)) {
-      uint8_t sc, m;
-      k_scale_min(is, b.scales, &sc, &m);
-      const float d1 = d * float(sc), m1 = min * float(m);
-      k_scale_min(is + 1, b.scales, &sc, &m);
-      const float d2 = d * float(sc), m2 = min * float(m);
-      for (int l = 0; l < 32; ++l) *y++ = d1 * float((ql[l] & 0xF) + (b.qh[l] & u1 ? 16 : 0)) - m1;
-      for (int l = 0; l < 32; ++l) *y++ = d2 * float((ql[l] >> 4) + (b.qh[l] & u2 ? 16 : 0)) - m2;
+      const PairScales s = pair_scales(b.scales, is, half(b.d), half(b.dmin));
+      for (int l = 0; l < 32; ++l) *y++ = s.d1 * float((ql[l] & 0xF) + (b.qh[l] & u1 ? 16 : 0)) - s.m1;
+      for (int l = 0; l < 32; ++l) *y++ = s.d2 * float((ql[l] >> 4) + (b.qh[l] & u2 ? 16 : 0)) - s.m2;
     }
   }
 }

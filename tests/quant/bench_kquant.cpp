@@ -3,8 +3,6 @@
 // streaming read of the same bytes (the read ceiling), and prefill (64 tokens) multiply-adds per
 // second. Random blocks with small FP16 scales: speed does not depend on the values.
 //   magnetar_bench_kquant [rows cols] [--reps N]
-#include <immintrin.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -20,25 +18,13 @@
 #include "kernels/type_traits.h"
 #include "ops/ops.h"
 #include "ops/quant_ops.h"
+#include "stream_read.h"
 
 namespace {
 
 using magnetar::format::DType;
 
 double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
-
-__attribute__((target("avx2"))) uint64_t stream_read(const uint8_t* begin, const uint8_t* end) {
-  __m256i a0 = _mm256_setzero_si256(), a1 = a0, a2 = a0, a3 = a0;
-  for (const uint8_t* p = begin; p + 128 <= end; p += 128) {
-    a0 = _mm256_add_epi64(a0, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
-    a1 = _mm256_add_epi64(a1, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 32)));
-    a2 = _mm256_add_epi64(a2, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 64)));
-    a3 = _mm256_add_epi64(a3, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 96)));
-  }
-  const __m256i s = _mm256_add_epi64(_mm256_add_epi64(a0, a1), _mm256_add_epi64(a2, a3));
-  return uint64_t(_mm256_extract_epi64(s, 0) + _mm256_extract_epi64(s, 1) + _mm256_extract_epi64(s, 2) +
-                  _mm256_extract_epi64(s, 3));
-}
 
 struct Type {
   DType dtype;
