@@ -250,7 +250,8 @@ Status write_model(const Spec& spec, const Options& options, const std::string& 
   const std::vector<format::TensorDecl> decls = tensor_decls(spec, options.dtype);
   for (const auto& d : decls)
     if (!format::dtype_fits_cols(d.dtype, d.cols))
-      return Status::error(d.name + ": rows are not whole blocks, cannot be " + format::dtype_name(d.dtype));
+      return Status::error(d.name + ": rows are not whole " + std::to_string(format::dtype_layout(d.dtype).block_elements) +
+                           "-blocks, cannot be " + format::dtype_name(d.dtype));
   std::string vocabulary;
   MAGNETAR_TRY(vocabulary_proto(spec, &vocabulary).with_context("synthetic vocabulary"));
   std::unique_ptr<format::ModelWriter> writer;
