@@ -13,6 +13,7 @@
 ; (t[1] + t[3]), then their sum — the twin's order, so asm and twin agree bit for bit.
 
 %include "abi.inc"
+%include "reduce.inc"
 
 %define ACTK_D      0
 %define ACTK_BSUMS  32
@@ -40,15 +41,6 @@ scale_pair_%[k]: times 8 db 4 * k, 4 * k + 1
 %assign k k + 1
 %endrep
 
-; Row end: ymm8 (8 float lanes) -> xmm0[0] in the fixed tree above.
-%macro HSUM_LANES_YMM8 0
-  vextractf128 xmm0, ymm8, 1
-  vaddps xmm0, xmm0, xmm8
-  vmovhlps xmm1, xmm1, xmm0
-  vaddps xmm0, xmm0, xmm1
-  vmovshdup xmm1, xmm0
-  vaddss xmm0, xmm0, xmm1
-%endmacro
 
 ; ymm0 |= 16 where bit %1 of qh (ymm14) is set: bit %1 moved to bit 4 by a word shift (bits that
 ; cross into the neighbouring byte are masked off), masked by ymm15 = 0x10.
@@ -138,7 +130,8 @@ scale_pair_%[k]: times 8 db 4 * k, 4 * k + 1
 
 ; Row end: y = tree sum of the lanes (%1 = 1: minus the mins term xmm9, Q4_K / Q5_K); next row.
 %macro K_ROW_END 1
-  HSUM_LANES_YMM8
+  vmovaps ymm0, ymm8
+  HSUM_YMM0                            ; the fixed tree
   %if %1
     vsubss xmm0, xmm0, xmm9
   %endif

@@ -4,6 +4,7 @@
 ; asm/README.md.
 
 %include "abi.inc"
+%include "reduce.inc"
 
 ; Distance (bytes) at which each weight stream is prefetched with prefetchnta. Non-temporal
 ; prefetch keeps the streamed weights from evicting x from L1 (x is reused by every pass); see
@@ -11,25 +12,6 @@
 %ifndef MATVEC_PREFETCH
   %define MATVEC_PREFETCH 256
 %endif
-
-; xmm0[0] <- sum of ymm0's lanes; clobbers xmm1.
-%macro HSUM_YMM0 0
-  vextractf128 xmm1, ymm0, 1
-  vaddps xmm0, xmm0, xmm1
-  vmovhlps xmm1, xmm0, xmm0
-  vaddps xmm0, xmm0, xmm1
-  vmovshdup xmm1, xmm0
-  vaddss xmm0, xmm0, xmm1
-%endmacro
-
-; Four row sums in ymm%1, ymm%2, ymm%3, ymm%4 -> xmm%1 = [r0 r1 r2 r3]; clobbers xmm%5.
-%macro REDUCE4 5
-  vhaddps ymm%1, ymm%1, ymm%2
-  vhaddps ymm%3, ymm%3, ymm%4
-  vhaddps ymm%1, ymm%1, ymm%3
-  vextractf128 xmm%5, ymm%1, 1
-  vaddps xmm%1, xmm%1, xmm%5
-%endmacro
 
 ; Stores xmm%1's four lanes to [%2], [%2 + g4], [%2 + 2 g4], [%2 + 3 g4]; %3 scratch GPR.
 %macro STORE4_STRIDED 3

@@ -5,8 +5,8 @@
 ;
 ; Method: the activation is quantized once per call to int8 blocks; each weight block's dot
 ; product is exact int32 (vpmaddubsw + vpmaddwd), converted to float and scaled by
-; d_w * d_x into 8-lane accumulators. Four rows share each activation load; a one-row loop
-; takes the tail rows.
+; d_w * d_x into 8-lane accumulators. The loops (four rows sharing each activation load, a
+; one-row tail) are quant_common.inc's QUANT_MATVEC; this file supplies the block dot products.
 
 
 %include "quant_common.inc"
@@ -91,185 +91,52 @@ FUNCTION quantize_act_avx2, 3, QUANT_GPRS, 16
 ;                                int64_t cols)
 ; ------------------------------------------------------------------------------------------------
 
-; Q8_DOT acc, tmp, scale, row_ptr: acc += float(int8 dot of the block) * scale
-; (ymm4 = x qs, ymm5 = |x qs|; the sign of x moves onto w so vpmaddubsw sees u8 x s8)
-%macro Q8_DOT 4
-  vmovdqu ymm%2, [%4 + t1 + 2]
-  vpsignb ymm%2, ymm%2, ymm4
-  vpmaddubsw ymm%2, ymm5, ymm%2
-  vpmaddwd ymm%2, ymm%2, ymm15
-  vcvtdq2ps ymm%2, ymm%2
-  SCALE %3, %4
-  vfmadd231ps ymm%1, ymm%2, ymm%3
+; Q8_INT tmp, row_ptr: ymm<tmp> = float lanes of the block's int8 dot product
+; (Q8_ACT: ymm4 = x qs, ymm5 = |x qs|; vpsignb moves the sign of x onto w for vpmaddubsw's s8 side)
+%macro Q8_INT 2
+  vmovdqu ymm%1, [%2 + t1 + 2]
+  vpsignb ymm%1, ymm%1, ymm4
+  vpmaddubsw ymm%1, ymm5, ymm%1
+  vpmaddwd ymm%1, ymm%1, ymm15
+  vcvtdq2ps ymm%1, ymm%1
 %endmacro
 
-; Q8_DOT4 acc, tmp, row_ptr, k: as Q8_DOT, with row k's scale taken from SCALES4's ymm7
-%macro Q8_DOT4 4
-  prefetchnta [%3 + t1 + QUANT_PREFETCH]
-  vmovdqu ymm%2, [%3 + t1 + 2]
-  vpsignb ymm%2, ymm%2, ymm4
-  vpmaddubsw ymm%2, ymm5, ymm%2
-  vpmaddwd ymm%2, ymm%2, ymm15
-  vcvtdq2ps ymm%2, ymm%2
-  vshufps ymm12, ymm7, ymm7, 0x55 * %4
-  vfmadd231ps ymm%1, ymm%2, ymm12
+%macro Q8_SETUP 0
+  vmovdqa ymm15, [rel ones_i16]
 %endmacro
 
 FUNCTION matvec_q8_0_avx2, 5, QUANT_GPRS, 16
-  mov t0, arg4
-  shr t0, 5
-  imul t0, t0, Q8_BLOCK                ; row bytes
-  vmovdqa ymm15, [rel ones_i16]
-  cmp arg3, 4
-  jl .rows1
-.rows4:
-  mov t3, arg0
-  lea t4, [arg0 + t0]
-  lea t5, [arg0 + 2*t0]
-  lea t6, [t4 + 2*t0]
-  vxorps xmm0, xmm0, xmm0
-  vxorps xmm1, xmm1, xmm1
-  vxorps xmm2, xmm2, xmm2
-  vxorps xmm3, xmm3, xmm3
-  xor t1, t1
-  mov t2, arg1
-.blocks4:
-  vmovdqu ymm4, [t2 + ACT_QS]
-  vpsignb ymm5, ymm4, ymm4
-  vbroadcastss xmm6, [t2 + ACT_D]
-  SCALES4
-  Q8_DOT4 0, 8, t3, 0
-  Q8_DOT4 1, 9, t4, 1
-  Q8_DOT4 2, 10, t5, 2
-  Q8_DOT4 3, 11, t6, 3
-  add t1, Q8_BLOCK
-  add t2, ACT_BLOCK
-  cmp t1, t0
-  jb .blocks4
-  HSUM4_STORE
-  lea arg0, [arg0 + 4*t0]
-  add arg2, 16
-  sub arg3, 4
-  cmp arg3, 4
-  jge .rows4
-.rows1:
-  test arg3, arg3
-  jle .done
-.row1:
-  mov t3, arg0
-  vxorps xmm0, xmm0, xmm0
-  xor t1, t1
-  mov t2, arg1
-.blocks1:
-  vmovdqu ymm4, [t2 + ACT_QS]
-  vpsignb ymm5, ymm4, ymm4
-  vbroadcastss ymm6, [t2 + ACT_D]
-  Q8_DOT 0, 7, 8, t3
-  add t1, Q8_BLOCK
-  add t2, ACT_BLOCK
-  cmp t1, t0
-  jb .blocks1
-  HSUM1_STORE
-  add arg0, t0
-  add arg2, 4
-  dec arg3
-  jnz .row1
-.done:
-  RET
+  QUANT_MATVEC Q8_BLOCK, Q8_SETUP, Q8_ACT, Q8_INT, 0
 
 ; ------------------------------------------------------------------------------------------------
 ; void magnetar_matvec_q4_0_avx2(const void* w, const ActBlock* x, float* y, int64_t rows,
 ;                                int64_t cols)
 ; ------------------------------------------------------------------------------------------------
 
-; Q4_DOT acc, tmp, scale, row_ptr: acc += float(sum (q - 8) * x) * scale. The nibbles (0..15)
-; go to vpmaddubsw unsigned; the -8 becomes "- sum(x)" in each of the 8 int32 lanes (ymm13).
-%macro Q4_DOT 4
-  vbroadcasti128 ymm%2, [%4 + t1 + 2]
-  vpsrlvq ymm%2, ymm%2, ymm5           ; high lane: the high nibbles (elements 16..31)
-  vpand ymm%2, ymm%2, ymm14
-  vpmaddubsw ymm%2, ymm%2, ymm4
-  vpmaddwd ymm%2, ymm%2, ymm15
-  vpsubd ymm%2, ymm%2, ymm13
-  vcvtdq2ps ymm%2, ymm%2
-  SCALE %3, %4
-  vfmadd231ps ymm%1, ymm%2, ymm%3
+; Q4_ACT bcast_reg: ymm4 = x qs, ymm13 = sum(x) in each int32 lane, bcast_reg = x.d
+%macro Q4_ACT 1
+  vmovdqu ymm4, [t2 + ACT_QS]
+  vpbroadcastd ymm13, [t2 + ACT_SUM]
+  vbroadcastss %1, [t2 + ACT_D]
 %endmacro
 
-; Q4_DOT4 acc, tmp, row_ptr, k: as Q4_DOT, with row k's scale taken from SCALES4's ymm7
-%macro Q4_DOT4 4
-  prefetchnta [%3 + t1 + QUANT_PREFETCH]
-  vbroadcasti128 ymm%2, [%3 + t1 + 2]
-  vpsrlvq ymm%2, ymm%2, ymm5
-  vpand ymm%2, ymm%2, ymm14
-  vpmaddubsw ymm%2, ymm%2, ymm4
-  vpmaddwd ymm%2, ymm%2, ymm15
-  vpsubd ymm%2, ymm%2, ymm13
-  vcvtdq2ps ymm%2, ymm%2
-  vshufps ymm12, ymm7, ymm7, 0x55 * %4
-  vfmadd231ps ymm%1, ymm%2, ymm12
+; Q4_INT tmp, row_ptr: ymm<tmp> = float lanes of sum (q - 8) * x. The nibbles (0..15) go to
+; vpmaddubsw unsigned; the -8 becomes "- sum(x)" in each of the 8 int32 lanes (ymm13).
+%macro Q4_INT 2
+  vbroadcasti128 ymm%1, [%2 + t1 + 2]
+  vpsrlvq ymm%1, ymm%1, ymm5           ; high lane: the high nibbles (elements 16..31)
+  vpand ymm%1, ymm%1, ymm14
+  vpmaddubsw ymm%1, ymm%1, ymm4
+  vpmaddwd ymm%1, ymm%1, ymm15
+  vpsubd ymm%1, ymm%1, ymm13
+  vcvtdq2ps ymm%1, ymm%1
 %endmacro
 
-FUNCTION matvec_q4_0_avx2, 5, QUANT_GPRS, 16
-  mov t0, arg4
-  shr t0, 5
-  imul t0, t0, Q4_BLOCK                ; row bytes
+%macro Q4_SETUP 0
   vmovdqa ymm15, [rel ones_i16]
   vmovdqa ymm14, [rel low_nibble]
   vmovdqa ymm5, [rel nibble_shift]
-  cmp arg3, 4
-  jl .rows1
-.rows4:
-  mov t3, arg0
-  lea t4, [arg0 + t0]
-  lea t5, [arg0 + 2*t0]
-  lea t6, [t4 + 2*t0]
-  vxorps xmm0, xmm0, xmm0
-  vxorps xmm1, xmm1, xmm1
-  vxorps xmm2, xmm2, xmm2
-  vxorps xmm3, xmm3, xmm3
-  xor t1, t1
-  mov t2, arg1
-.blocks4:
-  vmovdqu ymm4, [t2 + ACT_QS]
-  vpbroadcastd ymm13, [t2 + ACT_SUM]
-  vbroadcastss xmm6, [t2 + ACT_D]
-  SCALES4
-  Q4_DOT4 0, 8, t3, 0
-  Q4_DOT4 1, 9, t4, 1
-  Q4_DOT4 2, 10, t5, 2
-  Q4_DOT4 3, 11, t6, 3
-  add t1, Q4_BLOCK
-  add t2, ACT_BLOCK
-  cmp t1, t0
-  jb .blocks4
-  HSUM4_STORE
-  lea arg0, [arg0 + 4*t0]
-  add arg2, 16
-  sub arg3, 4
-  cmp arg3, 4
-  jge .rows4
-.rows1:
-  test arg3, arg3
-  jle .done
-.row1:
-  mov t3, arg0
-  vxorps xmm0, xmm0, xmm0
-  xor t1, t1
-  mov t2, arg1
-.blocks1:
-  vmovdqu ymm4, [t2 + ACT_QS]
-  vpbroadcastd ymm13, [t2 + ACT_SUM]
-  vbroadcastss ymm6, [t2 + ACT_D]
-  Q4_DOT 0, 7, 8, t3
-  add t1, Q4_BLOCK
-  add t2, ACT_BLOCK
-  cmp t1, t0
-  jb .blocks1
-  HSUM1_STORE
-  add arg0, t0
-  add arg2, 4
-  dec arg3
-  jnz .row1
-.done:
-  RET
+%endmacro
+
+FUNCTION matvec_q4_0_avx2, 5, QUANT_GPRS, 16
+  QUANT_MATVEC Q4_BLOCK, Q4_SETUP, Q4_ACT, Q4_INT, 0

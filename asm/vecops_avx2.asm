@@ -3,6 +3,7 @@
 ; touched, so nothing outside [0, n) is read or written). Contracts in asm/README.md.
 
 %include "abi.inc"
+%include "reduce.inc"
 
 %macro CONST8 2
   align 32
@@ -61,16 +62,6 @@ CONST8 c_gelu_b, -0.07135481627159018    ; -2 sqrt(2/pi) 0.044715
   vpslld %2, %2, 23
   vmulps %1, %3, %2
   vandnps %1, %4, %1
-%endmacro
-
-; xmm0[0] <- sum of ymm0's lanes; clobbers xmm1.
-%macro HSUM_YMM0 0
-  vextractf128 xmm1, ymm0, 1
-  vaddps xmm0, xmm0, xmm1
-  vmovhlps xmm1, xmm0, xmm0
-  vaddps xmm0, xmm0, xmm1
-  vmovshdup xmm1, xmm0
-  vaddss xmm0, xmm0, xmm1
 %endmacro
 
 ; ---------------------------------------------------------------------------------------------

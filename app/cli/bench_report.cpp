@@ -13,13 +13,6 @@ int64_t other_resident_bytes(const BenchReport& r) {
          static_cast<int64_t>(r.file_bytes) - static_cast<int64_t>(r.kv_cache_bytes);
 }
 
-double median(std::vector<double> values) {
-  if (values.empty()) return 0;
-  std::sort(values.begin(), values.end());
-  const size_t m = values.size() / 2;
-  return values.size() % 2 ? values[m] : 0.5 * (values[m - 1] + values[m]);
-}
-
 nlohmann::json report_to_json(const BenchReport& r) {
   using nlohmann::json;
   json ceiling = json::array();

@@ -8,6 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "magnetar/tools.h"  // median
+
 namespace magnetar::cli {
 
 struct PromptResult {
@@ -59,7 +61,6 @@ struct BenchReport {
   double idle_cpu_seconds = 0;                    // process CPU time over idle_seconds
 };
 
-double median(std::vector<double> values);  // 0 for an empty list
 // Resident memory while generating minus the model file and the KV cache (target: < 64 MB).
 // 0 when nothing was sampled.
 int64_t other_resident_bytes(const BenchReport& report);

@@ -1,10 +1,12 @@
 // Command registry and argument parsing for magnetar-cli.
 #include "cli.h"
 
+#include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
+#include <sstream>
 
 #ifdef _WIN32
 #include <io.h>
@@ -62,26 +64,66 @@ std::string Args::get(std::initializer_list<const char*> names, const std::strin
   return fallback;
 }
 
-bool Args::get_int(std::initializer_list<const char*> names, int64_t* out) const {
+bool parse_integer(const std::string& text, int64_t* out) {
+  if (text.empty() || text.size() > 20) return false;
+  size_t i = text[0] == '-' || text[0] == '+' ? 1 : 0;
+  if (i == text.size()) return false;
+  const bool negative = text[0] == '-';
+  uint64_t magnitude = 0;
+  for (; i < text.size(); ++i) {
+    if (text[i] < '0' || text[i] > '9') return false;
+    const uint64_t digit = static_cast<uint64_t>(text[i] - '0');
+    if (magnitude > (UINT64_MAX - digit) / 10) return false;
+    magnitude = magnitude * 10 + digit;
+  }
+  const uint64_t limit = negative ? uint64_t(INT64_MAX) + 1 : uint64_t(INT64_MAX);
+  if (magnitude > limit) return false;
+  *out = negative ? static_cast<int64_t>(0 - magnitude) : static_cast<int64_t>(magnitude);
+  return true;
+}
+
+namespace {
+std::string range_text(double min, double max, bool min_exclusive) {
+  auto show = [](double v) {
+    std::ostringstream s;
+    s << v;
+    return s.str();
+  };
+  return (min_exclusive ? "(" : "[") + show(min) + ", " + show(max) + "]";
+}
+}  // namespace
+
+bool Args::get_int(std::initializer_list<const char*> names, int64_t min, int64_t max,
+                   int64_t* out, std::string* error) const {
   for (const char* n : names) {
     if (!has(n)) continue;
-    std::string v = get({n});
-    char* end = nullptr;
-    long long x = std::strtoll(v.c_str(), &end, 10);
-    if (v.empty() || *end != '\0') return false;
+    const std::string v = get({n});
+    int64_t x = 0;
+    if (!parse_integer(v, &x) || x < min || x > max) {
+      *error = std::string(n) + " must be an integer from " + std::to_string(min) + " to " +
+               std::to_string(max) + ", not '" + v + "'";
+      return false;
+    }
     *out = x;
     return true;
   }
   return true;
 }
 
-bool Args::get_float(std::initializer_list<const char*> names, double* out) const {
+bool Args::get_number(std::initializer_list<const char*> names, double min, double max,
+                      bool min_exclusive, double* out, std::string* error) const {
   for (const char* n : names) {
     if (!has(n)) continue;
-    std::string v = get({n});
+    const std::string v = get({n});
     char* end = nullptr;
-    double x = std::strtod(v.c_str(), &end);
-    if (v.empty() || *end != '\0') return false;
+    const double x = v.empty() ? 0 : std::strtod(v.c_str(), &end);
+    // !(x >= min) also refuses NaN, which every comparison fails.
+    if (v.empty() || *end != '\0' || !std::isfinite(x) || !(x >= min) || x > max ||
+        (min_exclusive && x == min)) {
+      *error = std::string(n) + " must be a number in " + range_text(min, max, min_exclusive) +
+               ", not '" + v + "'";
+      return false;
+    }
     *out = x;
     return true;
   }
@@ -103,15 +145,14 @@ int usage_error(const Command& command, const std::string& message) {
   return 2;
 }
 
-bool parse_int_list(const std::string& text, std::vector<int>* out) {
+bool parse_int_list(const std::string& text, std::vector<int>* out, int min, int max) {
   out->clear();
   size_t pos = 0;
   while (pos <= text.size()) {
     size_t comma = text.find(',', pos);
     std::string item = text.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
-    char* end = nullptr;
-    long v = std::strtol(item.c_str(), &end, 10);
-    if (item.empty() || *end != '\0' || v < INT32_MIN || v > INT32_MAX) return false;
+    int64_t v = 0;
+    if (!parse_integer(item, &v) || v < min || v > max) return false;
     out->push_back(static_cast<int>(v));
     if (comma == std::string::npos) break;
     pos = comma + 1;
@@ -128,6 +169,15 @@ extern "C" void on_interrupt(int) { g_interrupted.store(true); }
 
 const std::atomic<bool>& interrupt_flag() { return g_interrupted; }
 void clear_interrupt() { g_interrupted.store(false); }
-void install_interrupt_handler() { std::signal(SIGINT, on_interrupt); }
+void install_interrupt_handler() {
+  std::signal(SIGINT, on_interrupt);
+  std::signal(SIGTERM, on_interrupt);
+#ifdef SIGHUP
+  std::signal(SIGHUP, on_interrupt);
+#endif
+#ifdef SIGBREAK
+  std::signal(SIGBREAK, on_interrupt);
+#endif
+}
 
 }  // namespace magnetar::cli

@@ -3,6 +3,7 @@
 #pragma once
 #include <atomic>
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -31,8 +32,14 @@ class Args {
   bool has(const std::string& name) const;
   // The value of the first of the given names present, or `fallback`.
   std::string get(std::initializer_list<const char*> names, const std::string& fallback = "") const;
-  bool get_int(std::initializer_list<const char*> names, int64_t* out) const;     // false: malformed
-  bool get_float(std::initializer_list<const char*> names, double* out) const;    // false: malformed
+  // Range-checked values: an absent option leaves *out as it is. A malformed or out-of-range
+  // value (overflow, NaN and infinity included) returns false with *error naming the option and
+  // its valid range, e.g. "-n must be an integer from 0 to 1048576, not '4294967301'".
+  bool get_int(std::initializer_list<const char*> names, int64_t min, int64_t max, int64_t* out,
+               std::string* error) const;
+  // min_exclusive: the range is (min, max] instead of [min, max].
+  bool get_number(std::initializer_list<const char*> names, double min, double max,
+                  bool min_exclusive, double* out, std::string* error) const;
   const std::vector<std::string>& positional() const { return positional_; }
   // Options given that are not in `known` (typos); empty when all are known.
   std::string unknown_option(const std::vector<std::string>& known) const;
@@ -45,12 +52,16 @@ class Args {
 
 // Prints "magnetar-cli <command>: <message>" and the command's usage to stderr; returns 2.
 int usage_error(const Command& command, const std::string& message);
-// Comma-separated integers ("1,2,3"); false on anything else.
-bool parse_int_list(const std::string& text, std::vector<int>* out);
+// A whole decimal integer, without overflow (strtoll saturates; this refuses); false otherwise.
+bool parse_integer(const std::string& text, int64_t* out);
+// Comma-separated integers in [min, max] ("1,2,3"); false on anything else.
+bool parse_int_list(const std::string& text, std::vector<int>* out, int min = INT32_MIN,
+                    int max = INT32_MAX);
 bool stdout_is_terminal();
 
-// Ctrl+C sets this flag (once install_interrupt_handler() ran) instead of killing the process,
-// so long operations stop cleanly between tokens or tensors.
+// Ctrl+C, SIGTERM and SIGHUP (POSIX; Ctrl+Break on Windows) set this flag, once
+// install_interrupt_handler() ran, instead of killing the process, so long operations stop
+// cleanly between tokens or tensors and remove their temporary files.
 const std::atomic<bool>& interrupt_flag();
 void clear_interrupt();
 void install_interrupt_handler();

@@ -15,14 +15,10 @@
 
 #include "bench_report.h"
 #include "cli.h"
-#include "core/bandwidth.h"
-#include "core/platform.h"
-#include "core/thread_pool.h"
-#include "format/model_format.h"
-#include "kernels/kernels.h"
-#include "kernels/quant.h"
 #include "magnetar/engine.h"
 #include "magnetar/system.h"
+#include "magnetar/tools.h"
+#include "model_options.h"
 
 namespace magnetar::cli {
 namespace {
@@ -52,7 +48,7 @@ int run_bench(const std::vector<std::string>& argv);
 const Command kBench = {"bench", "measure the read-bandwidth ceiling and the engine's speed",
                         kUsage, run_bench};
 
-double seconds_since(double t0) { return platform::now_seconds() - t0; }
+double seconds_since(double t0) { return monotonic_seconds() - t0; }
 
 // Deterministic prompt: ids spread over the upper three quarters of the vocabulary, which holds
 // ordinary pieces in every SentencePiece layout (specials and bytes sit at the start).
@@ -74,37 +70,6 @@ uint64_t layer_matrix_params(const ModelInfo& m) {
   const uint64_t dim = m.dim, hidden = m.hidden_dim, q = uint64_t(m.n_heads) * m.head_dim;
   const uint64_t kv = uint64_t(m.n_kv_heads) * m.head_dim;
   return uint64_t(m.n_layers) * (dim * (q + 2 * kv) + q * dim + 3 * hidden * dim);
-}
-
-void measure_pool(int threads, double* round_trip_us, double* wake_up_us) {
-  ThreadPool pool(threads);
-  ThreadPool::Job empty = [](void*, int, int) {};
-  for (int i = 0; i < 200; ++i) pool.run(empty, nullptr);
-  std::vector<double> hot;
-  for (int i = 0; i < 2000; ++i) {
-    const double t0 = platform::now_seconds();
-    pool.run(empty, nullptr);
-    hot.push_back(seconds_since(t0) * 1e6);
-  }
-  std::vector<double> cold;  // after 50 ms the workers have left their spin and sleep
-  for (int i = 0; i < 20; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    const double t0 = platform::now_seconds();
-    pool.run(empty, nullptr);
-    cold.push_back(seconds_since(t0) * 1e6);
-  }
-  *round_trip_us = median(hot);
-  *wake_up_us = median(cold);
-}
-
-// The model's max_context and vocab_size from its header, before loading (to size the KV cache
-// for what the bench needs rather than the model's maximum).
-bool peek_max_context(const std::string& path, int* max_context) {
-  format::FileHeader header{};
-  if (!platform::read_file_range(path, 0, &header, sizeof header)) return false;
-  if (std::memcmp(header.magic, format::kMagic, sizeof header.magic) != 0) return false;
-  *max_context = static_cast<int>(header.max_context);
-  return *max_context > 0;
 }
 
 struct Timeline {
@@ -129,12 +94,12 @@ Status timed_generate(Session& session, const std::vector<int>& prompt, int max_
   request.max_tokens = max_tokens;
   request.stop_at_eog = false;
   request.sampler.temperature = 0.0f;
-  const double t0 = platform::now_seconds();
+  const double t0 = monotonic_seconds();
   request.on_token = [&](const TokenEvent&) {
     timeline->token_times.push_back(seconds_since(t0));
     const size_t n = timeline->token_times.size();
-    if (n == 1) timeline->cpu_first = platform::process_cpu_seconds();
-    if (n == timeline->last_index + 1) timeline->cpu_last = platform::process_cpu_seconds();
+    if (n == 1) timeline->cpu_first = process_cpu_seconds();
+    if (n == timeline->last_index + 1) timeline->cpu_last = process_cpu_seconds();
     if (timeline->sample_rss && timeline->token_times.size() % 32 == 1)
       timeline->max_resident = std::max(timeline->max_resident, current_resident_bytes());
     return true;
@@ -150,7 +115,7 @@ Status timed_generate(Session& session, const std::vector<int>& prompt, int max_
 
 // The probe alone: what the app's dashboard shows, refreshed in the cache.
 int run_ceiling_only(bool json) {
-  const double t0 = platform::now_seconds();
+  const double t0 = monotonic_seconds();
   const BandwidthProfile ceiling = cached_read_bandwidth(/*force_remeasure=*/true);
   const double seconds = seconds_since(t0);
   if (ceiling.points.empty()) {
@@ -172,7 +137,7 @@ int run_ceiling_only(bool json) {
   }
   std::cout << "cpu      " << cpu.brand << ", " << cpu.logical_cores << " logical cores\n"
             << "probe    " << ceiling.buffer_bytes / 1048576 << " MiB buffer, median of "
-            << bandwidth::kTimedPasses << " passes per thread count, " << seconds << " s in all\n\n"
+            << kBandwidthTimedPasses << " passes per thread count, " << seconds << " s in all\n\n"
             << "threads  read GB/s\n";
   for (const auto& p : ceiling.points) {
     char line[64];
@@ -199,33 +164,29 @@ int run_bench(const std::vector<std::string>& argv) {
 
   std::vector<int> thread_counts;
   if (args.has("--threads")) {
-    if (!parse_int_list(args.get({"--threads"}), &thread_counts) ||
-        *std::min_element(thread_counts.begin(), thread_counts.end()) < 1)
-      return usage_error(kBench, "--threads takes positive integers, e.g. 1,2");
+    if (!parse_int_list(args.get({"--threads"}), &thread_counts, 1, kMaxThreads))
+      return usage_error(kBench, "--threads takes integers from 1 to " + std::to_string(kMaxThreads) +
+                                     ", e.g. 1,2");
   } else {
-    for (int t = 1; t <= platform::physical_cores(); ++t) thread_counts.push_back(t);
+    for (int t = 1; t <= physical_cores(); ++t) thread_counts.push_back(t);
   }
   std::vector<int> prompt_lengths = {64, 128, 512};
-  if (args.has("--prompts") && (!parse_int_list(args.get({"--prompts"}), &prompt_lengths) ||
-                                *std::min_element(prompt_lengths.begin(), prompt_lengths.end()) < 2))
-    return usage_error(kBench, "--prompts takes integers >= 2, e.g. 64,128,512");
+  if (args.has("--prompts") && !parse_int_list(args.get({"--prompts"}), &prompt_lengths, 2, kMaxContext))
+    return usage_error(kBench, "--prompts takes integers from 2 to " + std::to_string(kMaxContext) +
+                                   ", e.g. 64,128,512");
   std::sort(prompt_lengths.begin(), prompt_lengths.end());
   int64_t reps = 3, gen = 128;
   double idle_seconds = 5;
-  if (!args.get_int({"--reps"}, &reps) || reps < 1 || reps > 1000)
-    return usage_error(kBench, "--reps takes an integer from 1 to 1000");
-  if (!args.get_int({"--gen"}, &gen) || gen < 2 || gen > 100000)
-    return usage_error(kBench, "--gen takes an integer from 2 to 100000");
-  if (!args.get_float({"--idle-seconds"}, &idle_seconds) || idle_seconds < 0 || idle_seconds > 600)
-    return usage_error(kBench, "--idle-seconds takes a number from 0 to 600");
+  std::string error;
+  if (!args.get_int({"--reps"}, 1, 1000, &reps, &error) ||
+      !args.get_int({"--gen"}, 2, 100000, &gen, &error) ||
+      !args.get_number({"--idle-seconds"}, 0, 600, false, &idle_seconds, &error))
+    return usage_error(kBench, error);
   const std::string kernel_choice = args.get({"--kernels"}, "auto");
   if (kernel_choice != "auto" && kernel_choice != "reference" && kernel_choice != "asm")
     return usage_error(kBench, "--kernels is auto, reference or asm");
-  if (kernel_choice != "auto") {  // both tables: float kernels and Q8_0/Q4_0 kernels
-    const auto choice = kernel_choice == "reference" ? kernels::KernelChoice::Reference : kernels::KernelChoice::Asm;
-    kernels::select(choice);
-    quant::select(choice);
-  }
+  if (kernel_choice != "auto")
+    select_kernels(kernel_choice == "reference" ? KernelChoice::Reference : KernelChoice::Asm);
   const std::string load_choice = args.get({"--load"}, "read");
   if (load_choice != "read" && load_choice != "map")
     return usage_error(kBench, "--load is read or map");
@@ -239,8 +200,8 @@ int run_bench(const std::vector<std::string>& argv) {
 
   // ---- Load -----------------------------------------------------------------------------------
   int max_context = 0;
-  if (!peek_max_context(model_path, &max_context)) {
-    std::cerr << "magnetar-cli bench: " << model_path << " is not a readable Magnetar model\n";
+  if (Status s = read_model_max_context(model_path, &max_context); !s) {
+    std::cerr << "magnetar-cli bench: " << s.message() << "\n";
     return 1;
   }
   const int needed = std::max(prompt_lengths.back() + 1, static_cast<int>(gen) + 3);  // 2-token prompt + gen + 1
@@ -257,7 +218,7 @@ int run_bench(const std::vector<std::string>& argv) {
     last_percent = percent;
   };
   std::unique_ptr<Model> model;
-  const double load_t0 = platform::now_seconds();
+  const double load_t0 = monotonic_seconds();
   if (Status s = Model::load(model_path, load, &model); !s) {
     std::cerr << "\nmagnetar-cli bench: " << s.message() << "\n";
     return 1;
@@ -278,8 +239,8 @@ int run_bench(const std::vector<std::string>& argv) {
   report.context_length = info.context_length;
   report.cpu_brand = cpu_info().brand;
   report.logical_cores = cpu_info().logical_cores;
-  report.kernels = kernels::active().isa;
-  report.quant_kernels = quant::active().isa;
+  report.kernels = active_kernel_isa();
+  report.quant_kernels = active_quant_kernel_isa();
   report.load_mode = load_choice;
   report.striped_matrices = info.striped_matrices;
   report.tiled_matrices = info.tiled_matrices;
@@ -289,9 +250,8 @@ int run_bench(const std::vector<std::string>& argv) {
   std::unique_ptr<Session> session;
   // The ceiling is measured again right before every decode repetition, at its thread count, so
   // each repetition's share of the ceiling compares numbers taken under the same conditions.
-  std::unique_ptr<bandwidth::ReadProbe> probe;
-  if (!args.has("--cached-ceiling"))
-    probe = std::make_unique<bandwidth::ReadProbe>(0, kernels::streaming_read_loop(nullptr));
+  std::unique_ptr<ReadBandwidthProbe> probe;
+  if (!args.has("--cached-ceiling")) probe = std::make_unique<ReadBandwidthProbe>();
   report.interleaved_ceiling = probe && probe->ok();
 
   // ---- Engine runs, per thread count ----------------------------------------------------------
@@ -376,7 +336,9 @@ int run_bench(const std::vector<std::string>& argv) {
       run.percent_of_ceiling = 100.0 * median(rep_share);
     }
     std::cerr << "\rthreads " << threads << ": thread-pool latency      " << std::flush;
-    measure_pool(threads, &run.pool_round_trip_us, &run.pool_wake_up_us);
+    const ThreadPoolLatency latency = measure_thread_pool_latency(threads);
+    run.pool_round_trip_us = latency.round_trip_us;
+    run.pool_wake_up_us = latency.wake_up_us;
     std::cerr << "\r" << std::string(40, ' ') << "\r";
     report.runs.push_back(run);
   }
@@ -387,9 +349,9 @@ int run_bench(const std::vector<std::string>& argv) {
 
   if (idle_seconds > 0) {
     std::cerr << "measuring idle CPU for " << idle_seconds << " s\n";
-    const double cpu0 = platform::process_cpu_seconds();
+    const double cpu0 = process_cpu_seconds();
     std::this_thread::sleep_for(std::chrono::duration<double>(idle_seconds));
-    report.idle_cpu_seconds = platform::process_cpu_seconds() - cpu0;
+    report.idle_cpu_seconds = process_cpu_seconds() - cpu0;
     report.idle_seconds = idle_seconds;
   }
   report.peak_resident_bytes = peak_resident_bytes() - std::min(peak_resident_bytes(), probe_bytes);

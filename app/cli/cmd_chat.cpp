@@ -1,6 +1,7 @@
 // `magnetar-cli chat`: an interactive multi-turn chat in the terminal using the model's template.
 // Each turn re-renders the whole conversation; the session reuses the cached common prefix, so
 // only the new turn is prefilled.
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <iostream>
@@ -16,11 +17,46 @@ int chat_command(const std::vector<std::string>& argv);
 const Command kChat{
     "chat", "interactive multi-turn chat",
     "magnetar-cli chat -m MODEL [--system TEXT] [-n N] [sampling options] [--threads N] [--ctx N]\n"
-    "                  [--kv f32|f16|int8]\n"
+    "                  [--kv f32|f16|int8] [--context-shift]\n"
     "  Type a message and press Enter. /reset starts over, /quit (or end of input) leaves.\n"
-    "  Ctrl+C stops the answer being generated.",
+    "  Ctrl+C stops the answer being generated.\n"
+    "  When the conversation outgrows the context (--ctx), the turn is refused with the sizes;\n"
+    "  --context-shift instead drops the oldest turns (the --system prompt stays) and says so.",
     chat_command};
 const CommandRegistration kRegistration(kChat);
+
+// Tokens kept free for the answer when a turn is checked against the context.
+int reply_room(int context, int64_t max_tokens) {
+  return static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(max_tokens, context / 4)));
+}
+
+// Renders `messages` and fits them into the context: when the prompt plus `room` does not fit,
+// either refuses (an error naming the sizes) or, with `shift`, drops the oldest turns after the
+// system prompt until it does, reporting how many went. The newest user turn always stays.
+Status fit_conversation(const Model& model, std::vector<ChatMessage>* messages, bool shift, int room,
+                        std::vector<int>* tokens, int* dropped) {
+  *dropped = 0;
+  const int context = model.info().context_length;
+  const size_t first_turn = !messages->empty() && (*messages)[0].role == "system" ? 1 : 0;
+  while (true) {
+    MAGNETAR_TRY(model.apply_chat_template(*messages, true, tokens));
+    if (static_cast<int>(tokens->size()) + room <= context) return Status::ok();
+    const std::string sizes = "the conversation is " + std::to_string(tokens->size()) +
+                              " tokens, plus " + std::to_string(room) +
+                              " kept for the answer, and the context holds " +
+                              std::to_string(context);
+    if (!shift)
+      return Status::error(sizes + ": /reset to start over, or run with --context-shift (drops "
+                           "the oldest turns) or a larger --ctx");
+    if (messages->size() <= first_turn + 1)
+      return Status::error(sizes + " with only the last message left: shorten it or raise --ctx");
+    // A whole turn: the oldest message and the answer to it.
+    const auto first = messages->begin() + static_cast<long>(first_turn);
+    const bool answered = messages->size() > first_turn + 2 && first[1].role == "assistant";
+    messages->erase(first, first + (answered ? 2 : 1));
+    *dropped += answered ? 2 : 1;
+  }
+}
 
 
 int chat_command(const std::vector<std::string>& argv) {
@@ -29,10 +65,15 @@ int chat_command(const std::vector<std::string>& argv) {
   value_options.insert(value_options.end(), {"--system", "-n"});
   Args args(argv, value_options);
   if (!args.ok()) return usage_error(kChat, args.error());
-  if (std::string bad = args.unknown_option(value_options); !bad.empty())
+  std::vector<std::string> known = value_options;
+  known.push_back("--context-shift");
+  if (std::string bad = args.unknown_option(known); !bad.empty())
     return usage_error(kChat, "unknown option " + bad);
+  if (!args.positional().empty()) return usage_error(kChat, "unexpected argument " + args.positional()[0]);
   int64_t n = 512;
-  if (!args.get_int({"-n"}, &n) || n <= 0) return usage_error(kChat, "-n needs a token count");
+  std::string error;
+  if (!args.get_int({"-n"}, 1, kMaxContext, &n, &error)) return usage_error(kChat, error);
+  const bool context_shift = args.has("--context-shift");
   int exit_code = 0;
   SamplerParams sampler;
   sampler.temperature = 0.7f;
@@ -63,11 +104,17 @@ int chat_command(const std::vector<std::string>& argv) {
     if (line.empty()) continue;
     messages.push_back({"user", line});
     std::vector<int> tokens;
-    if (Status s = model->apply_chat_template(messages, true, &tokens); !s) {
+    int dropped = 0;
+    const int room = reply_room(model->info().context_length, n);
+    if (Status s = fit_conversation(*model, &messages, context_shift, room, &tokens, &dropped); !s) {
       std::cerr << "magnetar-cli chat: " << s.message() << "\n";
       messages.pop_back();
       continue;
     }
+    if (dropped > 0)
+      std::cerr << "(context full: dropped the " << dropped << " oldest message"
+                << (dropped == 1 ? "" : "s") << (system.empty() ? "" : "; the system prompt stays")
+                << ")\n";
     int keep = session->matching_prefix(tokens);
     if (keep == static_cast<int>(tokens.size())) --keep;  // need logits of the last token
     session->truncate(keep);
@@ -93,7 +140,9 @@ int chat_command(const std::vector<std::string>& argv) {
     }
     std::fputs("\n", stdout);
     if (result.stop == StopReason::ContextFull)
-      std::cerr << "(the context is full: /reset to start over)\n";
+      std::cerr << "(the context is full: the answer was cut; "
+                << (context_shift ? "the next turn drops the oldest messages" : "/reset to start over")
+                << ")\n";
     std::cerr << format_stats(result.stats, result.stop) << "\n";
     messages.push_back({"assistant", answer});
   }

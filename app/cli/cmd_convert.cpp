@@ -16,7 +16,7 @@ const char kUsage[] =
     "magnetar-cli convert SRC OUT [--dtype auto|f32|f16|q8_0|q4_0] [--output-dtype TYPE]\n"
     "                             [--tokenizer PATH]\n"
     "  SRC   a Hugging Face model folder (config.json, *.safetensors, tokenizer.model), a GGUF\n"
-    "        file or a llama2.c checkpoint (.bin)\n"
+    "        file (.gguf) or a llama2.c checkpoint (.bin)\n"
     "  OUT   the Magnetar model file to write (replaced atomically when done)\n"
     "  --dtype TYPE       type of the weight matrices: auto (default: a GGUF file's tensors keep\n"
     "                     their types, K-quants included; f16 for other sources), f32, f16, q8_0\n"
@@ -34,7 +34,7 @@ std::string megabytes(uint64_t bytes) {
 
 int run_convert(const std::vector<std::string>& raw_args);
 
-const Command kCommand{"convert", "convert a Hugging Face folder or llama2.c checkpoint", kUsage,
+const Command kCommand{"convert", "convert a Hugging Face folder, GGUF file or llama2.c checkpoint", kUsage,
                        run_convert};
 const CommandRegistration kRegistration(kCommand);
 

@@ -5,13 +5,14 @@
 //                        much quality a quantised conversion lost against the f32 one.
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "cli.h"
-#include "model/compare.h"
+#include "magnetar/tools.h"
 #include "model_options.h"
 
 namespace magnetar::cli {
@@ -42,6 +43,10 @@ int fail(const std::string& message) {
 }
 
 bool read_text_file(const std::string& path, std::string* text, std::string* error) {
+  std::error_code ec;  // a FIFO or device would block the open or never end
+  const auto status = std::filesystem::status(std::filesystem::u8path(path), ec);
+  if (!std::filesystem::exists(status)) return *error = "cannot open " + path, false;
+  if (!std::filesystem::is_regular_file(status)) return *error = path + " is not a regular file", false;
   std::ifstream f(path, std::ios::binary | std::ios::ate);
   if (!f) return *error = "cannot open " + path, false;
   const std::streamoff size = f.tellg();
@@ -58,22 +63,10 @@ Status evaluate_all(Model& model, const std::vector<int>& tokens, std::vector<fl
   return session->evaluate(tokens, logits);
 }
 
-bool write_logits(const std::string& out_path, const std::vector<float>& logits) {
-  const std::string tmp = out_path + ".tmp";
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    f.write(reinterpret_cast<const char*>(logits.data()),
-            static_cast<std::streamsize>(logits.size() * sizeof(float)));
-    if (!f) {
-      std::remove(tmp.c_str());
-      return false;
-    }
-  }
-  if (std::rename(tmp.c_str(), out_path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    return false;
-  }
-  return true;
+Status write_logits(const std::string& out_path, const std::vector<float>& logits) {
+  return write_file_atomically(
+      out_path, std::string_view(reinterpret_cast<const char*>(logits.data()),
+                                 logits.size() * sizeof(float)));
 }
 
 void print_comparison(const DistributionComparison& c, const ModelInfo& candidate,
@@ -137,8 +130,8 @@ int compare_command(const Args& args, const std::string& reference_path) {
   reference.reset();  // two large models need not be resident at once
   if (Status s = evaluate_all(*candidate, tokens, &candidate_logits); !s) return fail(s.message());
   const std::string out_path = args.get({"--logits"});
-  if (!out_path.empty() && !write_logits(out_path, candidate_logits))
-    return fail("cannot write " + out_path);
+  if (!out_path.empty())
+    if (Status s = write_logits(out_path, candidate_logits); !s) return fail(s.message());
 
   const DistributionComparison c = compare_logits(reference_logits, candidate_logits, tokens, vocab);
   print_comparison(c, candidate->info(), reference_info, args.has("--json"));
@@ -170,7 +163,7 @@ int eval_command(const std::vector<std::string>& argv) {
   if (!load_model_from_args(kEval, args, &model, &exit_code)) return exit_code;
   std::vector<float> logits;
   if (Status s = evaluate_all(*model, tokens, &logits); !s) return fail(s.message());
-  if (!write_logits(out_path, logits)) return fail("cannot write " + out_path);
+  if (Status s = write_logits(out_path, logits); !s) return fail(s.message());
   std::cerr << "wrote " << tokens.size() << " x " << model->info().vocab_size << " logits to "
             << out_path << "\n";
   return 0;

@@ -4,8 +4,7 @@
 #include <map>
 
 #include "cli.h"
-#include "format/model_reader.h"
-#include "model/model_impl.h"
+#include "magnetar/tools.h"
 #include "model_options.h"
 
 namespace magnetar::cli {
@@ -23,14 +22,14 @@ std::string mib(uint64_t bytes) {
   return b;
 }
 
-bool is_block_quantized(format::DType t) { return format::dtype_is_quantized(t); }
+bool is_block_quantized(WeightType t) { return t != WeightType::F32 && t != WeightType::F16 && t != WeightType::Auto; }
 
 // "q8_0 36 (1.2 MiB), f32 11 (0.0 MiB)": how many tensors, and bytes, of each type; then the
 // embedding table's and LM head's types (convert --output-dtype sets them apart).
-void print_type_summary(const std::vector<format::TensorView>& tensors) {
+void print_type_summary(const std::vector<TensorSummary>& tensors) {
   std::map<std::string, std::pair<int, uint64_t>> by_type;  // type name -> (tensors, bytes)
   for (const auto& t : tensors) {
-    auto& entry = by_type[format::dtype_name(t.dtype)];
+    auto& entry = by_type[weight_type_name(t.type)];
     entry.first += 1;
     entry.second += t.bytes;
   }
@@ -41,24 +40,24 @@ void print_type_summary(const std::vector<format::TensorView>& tensors) {
     separator = ", ";
   }
   std::printf("\n");
-  const format::TensorView *embeddings = nullptr, *head = nullptr;
+  const TensorSummary *embeddings = nullptr, *head = nullptr;
   for (const auto& t : tensors) {
     if (t.name == "tok_embeddings") embeddings = &t;
     if (t.name == "output") head = &t;
   }
   if (embeddings)
-    std::printf("embeddings      %s, LM head %s\n", format::dtype_name(embeddings->dtype),
-                head ? format::dtype_name(head->dtype) : "tied (the same table)");
+    std::printf("embeddings      %s, LM head %s\n", weight_type_name(embeddings->type),
+                head ? weight_type_name(head->type) : "tied (the same table)");
 }
 
 // A quantized conversion keeps matrices whose rows are not whole 32-blocks in F16: name them.
-void print_kept_f16(const std::vector<format::TensorView>& tensors) {
+void print_kept_f16(const std::vector<TensorSummary>& tensors) {
   bool any_quantized = false;
-  for (const auto& t : tensors) any_quantized |= is_block_quantized(t.dtype);
+  for (const auto& t : tensors) any_quantized |= is_block_quantized(t.type);
   if (!any_quantized) return;
   std::string names;
   for (const auto& t : tensors)
-    if (t.dtype == format::DType::F16 && t.n_dims == 2 && t.cols % 32 != 0)
+    if (t.type == WeightType::F16 && t.n_dims == 2 && t.cols % 32 != 0)
       names += (names.empty() ? "" : ", ") + t.name;
   if (!names.empty()) std::printf("kept f16        %s (rows not whole 32-blocks)\n", names.c_str());
 }
@@ -75,8 +74,7 @@ int info_command(const std::vector<std::string>& argv) {
   std::unique_ptr<Model> model;
   if (!load_model_from_args(kInfo, args, &model, &exit_code)) return exit_code;
   const ModelInfo& i = model->info();
-  const Model::Impl& m = model->impl();
-  const Config& c = m.config;
+  const ModelDetails c = describe_model(*model);
   std::printf("file            %s (%s)\n", i.path.c_str(), mib(i.file_bytes).c_str());
   std::printf("architecture    %s\n", architecture_name(i.arch));
   std::printf("parameters      %.2f M\n", double(i.n_params) / 1e6);
@@ -88,30 +86,30 @@ int info_command(const std::vector<std::string>& argv) {
               i.context_length, kv_type_name(i.kv_type), mib(i.kv_cache_bytes).c_str());
   std::printf("weights         %s, %s read per token\n", i.weight_type.c_str(),
               mib(i.weight_bytes_per_token).c_str());
-  print_type_summary(m.view.tensors);
-  print_kept_f16(m.view.tensors);
+  print_type_summary(c.tensors);
+  print_kept_f16(c.tensors);
   std::printf("norm eps        %g\n", double(c.norm_eps));
   std::printf("rope theta      %g\n", double(c.rope_theta));
   std::printf("query scale     %g\n", double(c.query_scale));
-  std::printf("activation      %s\n", c.activation == format::Activation::GeluTanh ? "GELU (tanh)" : "SiLU");
+  std::printf("activation      %s\n", c.gelu_activation ? "GELU (tanh)" : "SiLU");
   if (c.attn_softcap > 0) std::printf("attn softcap    %g\n", double(c.attn_softcap));
   if (c.final_softcap > 0) std::printf("final softcap   %g\n", double(c.final_softcap));
   if (c.sliding_window > 0)
     std::printf("sliding window  %d tokens on layers l %% %d == 0\n", c.sliding_window, c.sliding_period);
   std::printf("tied embeddings %s\n", c.tied_embeddings ? "yes" : "no");
   std::printf("chat template   %s\n", chat_template_name(i.chat_template));
-  std::printf("BOS             %d \"%s\" (%s)\n", i.bos_id, m.tokenizer.piece_string(i.bos_id).c_str(),
+  std::printf("BOS             %d \"%s\" (%s)\n", i.bos_id, vocabulary_piece(*model, i.bos_id).c_str(),
               i.add_bos ? "added to prompts" : "not added");
   std::printf("end of turn     ");
-  for (int id : i.eog_ids) std::printf("%d \"%s\"  ", id, m.tokenizer.piece_string(id).c_str());
-  std::printf("\ntokenizer       SentencePiece, %d pieces, %s\n", m.tokenizer.vocab_size(),
-              mib(m.view.tokenizer.size()).c_str());
+  for (int id : i.eog_ids) std::printf("%d \"%s\"  ", id, vocabulary_piece(*model, id).c_str());
+  std::printf("\ntokenizer       SentencePiece, %d pieces, %s\n", c.tokenizer_pieces,
+              mib(c.tokenizer_bytes).c_str());
   if (args.has("--tensors")) {
     std::printf("\n%-32s %-6s %-16s %12s\n", "tensor", "type", "shape", "bytes");
-    for (const auto& t : m.view.tensors) {
+    for (const auto& t : c.tensors) {
       std::string shape = t.n_dims == 1 ? std::to_string(t.cols)
                                         : std::to_string(t.rows) + " x " + std::to_string(t.cols);
-      std::printf("%-32s %-6s %-16s %12llu\n", t.name.c_str(), format::dtype_name(t.dtype),
+      std::printf("%-32s %-6s %-16s %12llu\n", t.name.c_str(), weight_type_name(t.type),
                   shape.c_str(), static_cast<unsigned long long>(t.bytes));
     }
   }

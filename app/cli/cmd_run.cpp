@@ -39,13 +39,14 @@ int run_command(const std::vector<std::string>& argv) {
   const bool has_text = args.has("-p") || args.has("--prompt");
   if (has_text == args.has("--tokens")) return usage_error(kRun, "give exactly one of -p TEXT or --tokens IDS");
   int64_t n = 256;
-  if (!args.get_int({"-n"}, &n) || n < 0) return usage_error(kRun, "-n needs a token count");
+  std::string error;
+  if (!args.get_int({"-n"}, 0, kMaxContext, &n, &error)) return usage_error(kRun, error);
 
   int exit_code = 0;
   GenerateRequest request;
   if (!sampler_from_args(kRun, args, &request.sampler, &exit_code)) return exit_code;
-  if (!has_text && !parse_int_list(args.get({"--tokens"}), &request.prompt))
-    return usage_error(kRun, "--tokens needs comma-separated token ids");
+  if (!has_text && !parse_int_list(args.get({"--tokens"}), &request.prompt, 0))
+    return usage_error(kRun, "--tokens needs comma-separated token ids (0 or more)");
   std::unique_ptr<Model> model;
   if (!load_model_from_args(kRun, args, &model, &exit_code)) return exit_code;
 
@@ -54,6 +55,13 @@ int run_command(const std::vector<std::string>& argv) {
     if (!s) return std::cerr << "magnetar-cli run: " << s.message() << "\n", 1;
     if (request.prompt.empty()) return usage_error(kRun, "the prompt is empty");
   }
+  // A prompt the context cannot hold is an error the user sees, never an empty answer.
+  if (const int context = model->info().context_length;
+      request.prompt.size() > static_cast<size_t>(context))
+    return std::cerr << "magnetar-cli run: the prompt has " << request.prompt.size()
+                     << " tokens but the context holds " << context
+                     << ": shorten the prompt or raise --ctx\n",
+           1;
   std::unique_ptr<Session> session;
   if (Status s = Session::create(*model, &session); !s)
     return std::cerr << "magnetar-cli run: " << s.message() << "\n", 1;

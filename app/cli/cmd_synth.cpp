@@ -4,8 +4,7 @@
 #include <iostream>
 
 #include "cli.h"
-#include "core/platform.h"
-#include "model/synth.h"
+#include "magnetar/tools.h"
 
 namespace magnetar::cli {
 namespace {
@@ -34,24 +33,21 @@ int run_synth(const std::vector<std::string>& argv) {
   const std::string out_path = args.positional()[0];
 
   const std::string like = args.get({"--like"});
-  const synth::Spec* spec = synth::find_spec(like);
-  if (!spec) {
+  const uint64_t n_params = synthetic_parameter_count(like);
+  if (n_params == 0) {
     std::string names;
-    for (const auto& s : synth::known_specs()) names += (names.empty() ? "" : ", ") + s.name;
+    for (const auto& name : synthetic_model_names()) names += (names.empty() ? "" : ", ") + name;
     return usage_error(kSynth, (like.empty() ? std::string("--like is required") :
                                                "unknown model '" + like + "'") +
                                    " (one of: " + names + ")");
   }
-  synth::Options options;
+  SynthOptions options;
   const std::string dtype = args.get({"--dtype"}, "f16");
-  if (dtype == "f16") options.dtype = format::DType::F16;
-  else if (dtype == "f32") options.dtype = format::DType::F32;
-  else if (dtype == "q8_0") options.dtype = format::DType::Q8_0;
-  else if (dtype == "q4_0") options.dtype = format::DType::Q4_0;
-  else return usage_error(kSynth, "--dtype is f16, f32, q8_0 or q4_0");
+  if (!parse_weight_type(dtype, &options.weight_type))
+    return usage_error(kSynth, "--dtype is f16, f32, q8_0 or q4_0");
   int64_t seed = 0;
-  if (!args.get_int({"--seed"}, &seed) || seed < 0)
-    return usage_error(kSynth, "--seed takes a non-negative integer");
+  if (std::string error; !args.get_int({"--seed"}, 0, INT64_MAX, &seed, &error))
+    return usage_error(kSynth, error);
   options.seed = static_cast<uint64_t>(seed);
 
   int last_percent = -1;
@@ -60,17 +56,19 @@ int run_synth(const std::vector<std::string>& argv) {
     if (percent != last_percent) std::cerr << "\rwriting " << percent << "%" << std::flush;
     last_percent = percent;
   };
-  const double t0 = platform::now_seconds();
-  if (Status s = synth::write_model(*spec, options, out_path); !s) {
+  options.cancel = &interrupt_flag();
+  clear_interrupt();
+  install_interrupt_handler();
+  const double t0 = monotonic_seconds();
+  uint64_t bytes = 0;
+  if (Status s = write_synthetic_model(like, options, out_path, &bytes); !s) {
     std::cerr << "\nmagnetar-cli synth: " << s.message() << "\n";
     return 1;
   }
-  uint64_t bytes = 0;
-  (void)platform::file_size(out_path, &bytes);
   std::cerr << "\r";
-  std::cout << "wrote " << out_path << ": " << spec->name << "-shaped, " << dtype << ", "
-            << synth::parameter_count(*spec) << " parameters, " << bytes << " bytes in "
-            << platform::now_seconds() - t0 << " s (random weights: noise, not a language model)\n";
+  std::cout << "wrote " << out_path << ": " << like << "-shaped, " << dtype << ", "
+            << n_params << " parameters, " << bytes << " bytes in "
+            << monotonic_seconds() - t0 << " s (random weights: noise, not a language model)\n";
   return 0;
 }
 

@@ -21,12 +21,10 @@ bool load_model_from_args(const Command& command, const Args& args, std::unique_
   }
   LoadOptions options;
   int64_t threads = 0, ctx = 0;
-  if (!args.get_int({"--threads", "-t"}, &threads) || threads < 0 || threads > 256) {
-    *exit_code = usage_error(command, "--threads needs a number from 1 to 256 (0 = automatic)");
-    return false;
-  }
-  if (!args.get_int({"--ctx"}, &ctx) || ctx < 0 || ctx > (1 << 20)) {
-    *exit_code = usage_error(command, "--ctx needs a token count");
+  std::string error;
+  if (!args.get_int({"--threads", "-t"}, 0, kMaxThreads, &threads, &error) ||
+      !args.get_int({"--ctx"}, 0, kMaxContext, &ctx, &error)) {
+    *exit_code = usage_error(command, error + " (0 = automatic)");
     return false;
   }
   options.threads = static_cast<int>(threads);
@@ -57,17 +55,24 @@ bool load_model_from_args(const Command& command, const Args& args, std::unique_
     *exit_code = 1;
     return false;
   }
+  if (ctx > (*model)->info().max_context)
+    std::cerr << "magnetar-cli " << command.name << ": warning: --ctx " << ctx
+              << " is above the " << (*model)->info().max_context
+              << " tokens the model was trained on; output past that length degrades\n";
   return true;
 }
 
 bool sampler_from_args(const Command& command, const Args& args, SamplerParams* p, int* exit_code) {
   double temp = p->temperature, top_p = p->top_p, min_p = p->min_p, penalty = p->repeat_penalty;
   int64_t top_k = p->top_k, seed = static_cast<int64_t>(p->seed);
-  if (!args.get_float({"--temp"}, &temp) || temp < 0 || !args.get_float({"--top-p"}, &top_p) ||
-      top_p <= 0 || top_p > 1 || !args.get_float({"--min-p"}, &min_p) || min_p < 0 || min_p > 1 ||
-      !args.get_float({"--repeat-penalty"}, &penalty) || penalty <= 0 ||
-      !args.get_int({"--top-k"}, &top_k) || top_k < 0 || !args.get_int({"--seed"}, &seed)) {
-    *exit_code = usage_error(command, "a sampling option has an invalid value");
+  std::string error;
+  if (!args.get_number({"--temp"}, 0, 100, false, &temp, &error) ||
+      !args.get_number({"--top-p"}, 0, 1, true, &top_p, &error) ||
+      !args.get_number({"--min-p"}, 0, 1, false, &min_p, &error) ||
+      !args.get_number({"--repeat-penalty"}, 0, 100, true, &penalty, &error) ||
+      !args.get_int({"--top-k"}, 0, 1 << 24, &top_k, &error) ||
+      !args.get_int({"--seed"}, 0, INT64_MAX, &seed, &error)) {
+    *exit_code = usage_error(command, error);
     return false;
   }
   p->temperature = static_cast<float>(temp);

@@ -11,6 +11,10 @@
 
 namespace magnetar::cli {
 
+// Bounds of --threads and --ctx (and of -n, which cannot exceed a context).
+constexpr int64_t kMaxThreads = 256;
+constexpr int64_t kMaxContext = 1 << 20;
+
 // Value options understood by load_model_from_args / sampler_from_args.
 extern const std::vector<std::string> kModelValueOptions;
 extern const std::vector<std::string> kSamplerValueOptions;

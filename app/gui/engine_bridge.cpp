@@ -74,6 +74,13 @@ std::optional<ModelInfo> EngineBridge::take_model_info() {
   return info;
 }
 
+std::optional<SourceSummary> EngineBridge::take_source_summary() {
+  std::lock_guard<std::mutex> lock(mailbox_mutex_);
+  std::optional<SourceSummary> summary = std::move(inspected_);
+  inspected_.reset();
+  return summary;
+}
+
 MachineProfile EngineBridge::machine() const {
   std::lock_guard<std::mutex> lock(mailbox_mutex_);
   return machine_;
@@ -137,6 +144,7 @@ void EngineBridge::execute(EngineCommand& command) {
       model_.reset();
       emit_simple(EventKind::ModelUnloaded, command.request_id);
       break;
+    case EngineCommand::Kind::Inspect: inspect(command); break;
     case EngineCommand::Kind::Convert: convert(command); break;
     case EngineCommand::Kind::Generate: generate(command); break;
     case EngineCommand::Kind::Quit: break;
@@ -195,6 +203,20 @@ void EngineBridge::load(const EngineCommand& command) {
   emit_simple(EventKind::ModelLoaded, command.request_id);
 }
 
+void EngineBridge::inspect(const EngineCommand& command) {
+  // Reads config.json and the tensor headers: milliseconds to a second.
+  SourceSummary summary;
+  if (Status status = inspect_source(command.path, &summary); !status) {
+    emit_simple(EventKind::InspectFailed, command.request_id, status.message());
+    return;
+  }
+  {
+    std::lock_guard<std::mutex> lock(mailbox_mutex_);
+    inspected_ = std::move(summary);
+  }
+  emit_simple(EventKind::SourceInspected, command.request_id);
+}
+
 void EngineBridge::convert(const EngineCommand& command) {
   std::error_code ec;
   std::filesystem::create_directories(to_path(command.out_path).parent_path(), ec);
@@ -242,51 +264,33 @@ void EngineBridge::generate(EngineCommand& command) {
   const int context = model_->info().context_length;
   const int reserve = reply_reserve_tokens(context, command.max_tokens);
   if (static_cast<int>(prompt.size()) + reserve > context) {
-    if (command.overflow == OverflowPolicy::Ask) {
-      emit_simple(EventKind::ContextOverflow, id, {}, static_cast<int64_t>(prompt.size()) + reserve, context);
-      return;
-    }
-    // Leave out whole turns from the front; the system prompt always stays.
-    const bool has_system = !command.messages.empty() && command.messages[0].role == "system";
-    const size_t offset = has_system ? 1 : 0;
-    std::vector<Message> turns;
-    for (size_t i = offset; i < command.messages.size(); ++i)
-      turns.push_back(Message{command.messages[i].role, command.messages[i].content, 0, {}});
-    auto messages_from = [&](size_t first) {
-      std::vector<ChatMessage> kept;
-      if (has_system) kept.push_back(command.messages[0]);
-      kept.insert(kept.end(), command.messages.begin() + static_cast<long>(offset + first),
-                  command.messages.end());
-      return kept;
-    };
-    const int first = first_message_to_keep(
-        turns,
-        [&](size_t f) {
+    const OverflowDecision decision = decide_overflow(
+        command.messages, command.overflow, context - reserve, [&](const std::vector<ChatMessage>& messages) {
           std::vector<int> tokens;
-          return model_->apply_chat_template(messages_from(f), true, &tokens)
-                     ? static_cast<int>(tokens.size())
-                     : context + 1;
-        },
-        context - reserve);
-    if (first < 0) {
-      emit_simple(EventKind::GenerationFailed, id,
-                  "The last message alone does not fit in the context window (" +
-                      std::to_string(context) + " tokens). Shorten it, or raise the context "
-                      "length in Settings.");
-      return;
+          return model_->apply_chat_template(messages, true, &tokens) ? static_cast<int>(tokens.size()) : context + 1;
+        });
+    switch (decision.action) {
+      case OverflowDecision::Action::Ask:
+        emit_simple(EventKind::ContextOverflow, id, {}, static_cast<int64_t>(prompt.size()) + reserve, context);
+        return;
+      case OverflowDecision::Action::TooLong:
+        emit_simple(EventKind::GenerationFailed, id,
+                    "The last message alone does not fit in the context window (" + std::to_string(context) +
+                        " tokens). Shorten it, or raise the context length in Settings.");
+        return;
+      case OverflowDecision::Action::SendTrimmed:
+        status = model_->apply_chat_template(decision.messages, true, &prompt);
+        if (!status) {
+          emit_simple(EventKind::GenerationFailed, id, status.message());
+          return;
+        }
+        emit_simple(EventKind::ContextTrimmed, id, {}, decision.left_out, 0);
+        break;
     }
-    status = model_->apply_chat_template(messages_from(static_cast<size_t>(first)), true, &prompt);
-    if (!status) {
-      emit_simple(EventKind::GenerationFailed, id, status.message());
-      return;
-    }
-    emit_simple(EventKind::ContextTrimmed, id, {}, first, 0);
   }
 
   // Reuse the cached prefix (the previous turns of this chat): only the new tokens are prefilled.
-  const std::vector<int>& cached = session_->context_tokens();
-  size_t common = 0;
-  while (common < cached.size() && common < prompt.size() && cached[common] == prompt[common]) ++common;
+  size_t common = static_cast<size_t>(session_->matching_prefix(prompt));
   if (common == prompt.size() && common > 0) --common;  // at least one token must be fed
   session_->truncate(static_cast<int>(common));
 

@@ -7,7 +7,8 @@
 // variable while it has no command; the UI sleeps in glfwWaitEventsTimeout and is woken through
 // the `wake` callback (glfwPostEmptyEvent) at most once per drain. Stopping is an atomic the
 // engine checks between tokens and prefill batches, so it never waits behind queued events.
-// Large, rare results (ModelInfo, the machine profile) go through a mutex-guarded mailbox.
+// Large, rare results (ModelInfo, a source's SourceSummary, the machine profile) go through a
+// mutex-guarded mailbox.
 #pragma once
 #include <atomic>
 #include <condition_variable>
@@ -20,12 +21,10 @@
 #include "core/engine_protocol.h"
 #include "magnetar/system.h"
 
-namespace magnetar {
+namespace magnetar::app {
+
 template <typename T>
 class SpscQueue;
-}
-
-namespace magnetar::app {
 
 struct MachineProfile {
   bool ready = false;
@@ -48,6 +47,7 @@ class EngineBridge {
   void cancel(uint64_t request_id);  // stops that request if it runs or is queued
   bool poll(EngineEvent* out);
   std::optional<ModelInfo> take_model_info();
+  std::optional<SourceSummary> take_source_summary();
   MachineProfile machine() const;
   bool machine_ready() const { return machine_ready_.load(); }
   // True while the engine thread runs a command. When it is false, the events still queued are
@@ -59,6 +59,7 @@ class EngineBridge {
   void execute(EngineCommand& command);
   void generate(EngineCommand& command);
   void load(const EngineCommand& command);
+  void inspect(const EngineCommand& command);
   void convert(const EngineCommand& command);
   void measure_machine();
   template <typename Fill>
@@ -77,12 +78,13 @@ class EngineBridge {
   std::atomic<bool> working_{false};
 
   // Cancellation: the UI raises cancel_upto_ and the flag; the engine re-arms the flag for
-  // each request from cancel_upto_ (see begin_request in the .cpp for the ordering argument).
+  // each request from cancel_upto_ (see EngineBridge::run in the .cpp for the ordering argument).
   std::atomic<uint64_t> cancel_upto_{0};
   std::atomic<bool> cancel_flag_{false};
 
   mutable std::mutex mailbox_mutex_;
   std::optional<ModelInfo> loaded_info_;
+  std::optional<SourceSummary> inspected_;
   MachineProfile machine_;
 
   // Engine thread only.

@@ -63,16 +63,9 @@ void HandleDroppedPath(UiState& ui, const std::string& path) {
       ui.drop.open = true;
       ui.drop.just_opened = true;
       ui.drop.source = target.path;
-      ui.drop.inspecting = true;
-      // Reading config.json and the safetensors headers takes milliseconds to a second: off the
-      // UI thread, polled each frame.
-      ui.drop.inspection = std::async(std::launch::async, [source = target.path] {
-        InspectResult result;
-        Status status = inspect_source(source, &result.summary);
-        result.ok = status.is_ok();
-        if (!status) result.error = status.message();
-        return result;
-      });
+      // Reading config.json and the tensor headers takes milliseconds to a second: on the
+      // engine thread, like every engine call.
+      app.request_inspect(target.path);
       return;
   }
 }
@@ -180,7 +173,7 @@ void DrawFrame(UiState& ui, GLFWwindow* window) {
   // Global shortcuts.
   if (io.KeyCtrl && ImGui::IsKeyPressed(GLFW_KEY_N, false)) {
     app.new_conversation();
-    ui.focus_input = true;
+    ui.chat.focus_input = true;
   }
   if (app.generation.active && ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape), false) &&
       !ImGui::IsPopupOpen(nullptr, ImGuiPopupFlags_AnyPopupId))
@@ -195,7 +188,7 @@ void DrawFrame(UiState& ui, GLFWwindow* window) {
   ImGui::PopStyleVar();
 
   const float sidebar_width = 260 * s;
-  const float dashboard_width = ui.show_dashboard ? 320 * s : 0;
+  const float dashboard_width = ui.dashboard.visible ? 320 * s : 0;
   const float height = viewport->WorkSize.y;
 
   ImGui::PushStyleColor(ImGuiCol_ChildBg, ToVec4(IM_COL32(27, 29, 37, 255)));
@@ -216,7 +209,7 @@ void DrawFrame(UiState& ui, GLFWwindow* window) {
   ImGui::EndChild();
   ImGui::PopStyleVar();
 
-  if (ui.show_dashboard) {
+  if (ui.dashboard.visible) {
     ImGui::SameLine(0, 0);
     ImGui::PushStyleColor(ImGuiCol_ChildBg, ToVec4(IM_COL32(27, 29, 37, 255)));
     ImGui::BeginChild("##dashboard", ImVec2(dashboard_width, height), false, ImGuiWindowFlags_AlwaysUseWindowPadding);
@@ -359,7 +352,7 @@ int run(int argc, char** argv) {
       triggers.pointer = inbox.pointer;
       triggers.settling = settle_frames > 0;
       triggers.engine = engine_woke.load();
-      triggers.polling = ui.drop.inspecting;
+      triggers.polling = app.inspection.active;  // the dialog's "Reading the folder..." dots
       const double due = pacer.due(triggers, app.busy() && bridge.working(), last_frame);
       const double now = seconds_now();
       if (now >= due) break;
@@ -368,7 +361,7 @@ int run(int argc, char** argv) {
     if (inbox.input) settle_frames = 2;
     else if (settle_frames > 0) --settle_frames;
     inbox.input = inbox.pointer = false;
-    ui.enter_confirmed_composition = inbox.enter_confirmed_composition;
+    ui.chat.enter_confirmed_composition = inbox.enter_confirmed_composition;
     inbox.enter_confirmed_composition = false;
     ui.double_clicked = inbox.double_clicked;
     inbox.double_clicked = false;
@@ -383,7 +376,9 @@ int run(int argc, char** argv) {
     while (bridge.poll(&event)) {
       std::optional<ModelInfo> info;
       if (event.kind == EventKind::ModelLoaded) info = bridge.take_model_info();
-      app.on_event(event, ui.now, info ? &*info : nullptr);
+      std::optional<SourceSummary> source;
+      if (event.kind == EventKind::SourceInspected) source = bridge.take_source_summary();
+      app.on_event(event, ui.now, info ? &*info : nullptr, source ? &*source : nullptr);
       if (event.kind == EventKind::ModelLoaded) ui.settings_dirty = true;  // known_models changed
     }
     if (!ui.machine.ready && bridge.machine_ready()) ui.machine = bridge.machine();
@@ -419,18 +414,18 @@ int run(int argc, char** argv) {
     const double frame_end_cpu = thread_cpu_seconds();
     const double frame_cpu = frame_end_cpu - frame_start_cpu;
     pacer.record(frame_cpu);
-    ui.frame_cpu_ms.push_back(static_cast<float>(frame_cpu * 1000.0));
-    if (ui.frame_cpu_ms.size() > 120) ui.frame_cpu_ms.pop_front();
+    ui.dashboard.frame_cpu_ms.push_back(static_cast<float>(frame_cpu * 1000.0));
+    if (ui.dashboard.frame_cpu_ms.size() > 120) ui.dashboard.frame_cpu_ms.pop_front();
     // Statistics of the frames drawn while an answer is written (from the frame after Send to
     // the frame that shows the end).
     if (generation_frames.active()) generation_frames.add(frame_cpu, frame_end - frame_start);
     if (!generation_frames.active() && app.generation.active) {
       generation_frames.begin(frame_end, frame_end_cpu);
     } else if (generation_frames.active() && !app.generation.active) {
-      ui.generation_frames = generation_frames.finish(frame_end, frame_end_cpu);
+      ui.dashboard.generation_frames = generation_frames.finish(frame_end, frame_end_cpu);
       if (frame_stats_path) {
         if (FILE* f = std::fopen(frame_stats_path, "a")) {
-          const std::string line = frame_summary_json(ui.generation_frames, app.last_stats.generate_tokens_per_second,
+          const std::string line = frame_summary_json(ui.dashboard.generation_frames, app.last_stats.generate_tokens_per_second,
                                                       app.last_stats.n_generated);
           std::fprintf(f, "%s\n", line.c_str());
           std::fclose(f);

@@ -3,7 +3,6 @@
 // AppState (core/app_state.h); panels read it and call its actions.
 #pragma once
 #include <deque>
-#include <future>
 #include <string>
 #include <vector>
 
@@ -30,19 +29,11 @@ struct Fonts {
   std::string family;         // "DejaVu Sans", "Segoe UI", or "ImGui default"
 };
 
-struct InspectResult {
-  bool ok = false;
-  std::string error;
-  SourceSummary summary;
-};
-
-// Drop of a Hugging Face folder or checkpoint: inspect, choose a type, convert, load.
+// Drop of a Hugging Face folder or checkpoint: inspect (AppState::inspection, through the
+// engine bridge), choose a type, convert, load.
 struct DropDialog {
   bool open = false, just_opened = false;
   std::string source;  // folder or checkpoint
-  bool inspecting = false;
-  std::future<InspectResult> inspection;
-  InspectResult result;
   int weight_type = 1;  // index into kWeightTypes
   std::string out_path;  // the file being made; the dialog closes once it is loaded
 };
@@ -62,27 +53,13 @@ struct FileDialog {
   std::string error;
 };
 
-struct UiState {
-  AppState* app = nullptr;
-  EngineBridge* bridge = nullptr;
-  Fonts fonts;
-  float scale = 1.0f;
-  double now = 0;
-  MachineProfile machine;
-  std::string data_dir, models_dir, exports_dir, settings_path;
-  bool settings_dirty = false;
-
-  // Chat
+// The chat panel (ui_chat.cpp): the prompt box, the message being edited or selected, and the
+// caches that keep long chats cheap to draw.
+struct ChatPanel {
   std::string input;
   bool focus_input = true;
   bool enter_confirmed_composition = false;  // this frame's Enter belongs to an IME composition
-  bool double_clicked = false;  // a left double-click since the last frame, timed by the window system
   bool scroll_to_bottom = false;
-  std::string search;
-  std::string rename_id, rename_text;
-  bool open_rename = false;
-  std::string delete_id;
-  bool open_delete = false;
   int editing_index = -1;
   std::string edit_text;
   // One message at a time can be shown as selectable text (a read-only text box over a
@@ -105,18 +82,44 @@ struct UiState {
   };
   std::string parsed_for_id;
   std::vector<ParsedMessage> parsed;
+};
 
-  // Panels and dialogs
-  bool show_dashboard = true;
-  bool open_settings = false, open_chat_settings = false, open_library = false;
-  DropDialog drop;
-  FileDialog file_dialog;
+// The sidebar (ui_sidebar.cpp): chat search, and the chat being renamed or deleted.
+struct SidebarPanel {
+  std::string search;
+  std::string rename_id, rename_text;
+  bool open_rename = false;
+  std::string delete_id;
+  bool open_delete = false;
+};
 
-  // Dashboard
+// The dashboard (ui_panels.cpp): speed, memory and the UI thread's own cost.
+struct DashboardPanel {
+  bool visible = true;
   std::deque<float> frame_cpu_ms;       // recent frames' CPU time on the UI thread
   FrameTimeSummary generation_frames;   // the frames drawn during the last answer
   uint64_t rss_bytes = 0;
   double rss_time = -10;
+};
+
+struct UiState {
+  AppState* app = nullptr;
+  EngineBridge* bridge = nullptr;
+  Fonts fonts;
+  float scale = 1.0f;
+  double now = 0;
+  MachineProfile machine;
+  std::string data_dir, models_dir, exports_dir, settings_path;
+  bool settings_dirty = false;
+  bool double_clicked = false;  // a left double-click since the last frame, timed by the window system
+
+  ChatPanel chat;
+  SidebarPanel sidebar;
+  DashboardPanel dashboard;
+  // Dialogs (ui_panels.cpp)
+  bool open_settings = false, open_chat_settings = false, open_library = false;
+  DropDialog drop;
+  FileDialog file_dialog;
 };
 
 struct WeightTypeChoice {

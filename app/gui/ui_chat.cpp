@@ -169,7 +169,7 @@ namespace {
 
 void ContextMeter(UiState& ui, float width) {
   AppState& app = *ui.app;
-  const int total = app.model.context_length;
+  const int total = app.model.info.context_length;
   const int used = app.generation.active && app.generation.conversation_id == app.active_id &&
                            app.generation.stats.n_context > 0
                        ? app.generation.stats.n_context
@@ -192,7 +192,7 @@ void TopBar(UiState& ui, Conversation* chat) {
   AppState& app = *ui.app;
   const float s = ui.scale;
   // Right side first (measured), so the title knows how much room it has.
-  const char* dashboard_label = ui.show_dashboard ? "Hide stats" : "Live stats";
+  const char* dashboard_label = ui.dashboard.visible ? "Hide stats" : "Live stats";
   const char* labels[] = {"Chat settings", "Copy chat", "Export", dashboard_label};
   float buttons_width = 0;
   for (const char* label : labels)
@@ -210,9 +210,9 @@ void TopBar(UiState& ui, Conversation* chat) {
   ImGui::PopFont();
   if (chat && ImGui::IsItemHovered()) ImGui::SetTooltip("%s\n(double-click to rename)", chat->title.c_str());
   if (chat && ImGui::IsItemHovered() && DoubleClicked(ui)) {
-    ui.rename_id = chat->id;
-    ui.rename_text = chat->title;
-    ui.open_rename = true;
+    ui.sidebar.rename_id = chat->id;
+    ui.sidebar.rename_text = chat->title;
+    ui.sidebar.open_rename = true;
   }
 
   // Right side: actions, right-aligned by their measured widths.
@@ -230,13 +230,13 @@ void TopBar(UiState& ui, Conversation* chat) {
     const std::string path = from_path(to_path(ui.exports_dir) / to_path(chat->id + ".md"));
     std::error_code ec;
     std::filesystem::create_directories(to_path(ui.exports_dir), ec);
-    Status status = atomic_write_file(path, conversation_to_markdown(*chat));
+    Status status = write_file_atomically(path, conversation_to_markdown(*chat));
     app.post(status ? Notice::Level::Info : Notice::Level::Error,
              status ? "Exported to " + path : status.message(), ui.now);
   }
   ImGui::EndDisabled();
   ImGui::SameLine();
-  if (ImGui::Button(dashboard_label)) ui.show_dashboard = !ui.show_dashboard;
+  if (ImGui::Button(dashboard_label)) ui.dashboard.visible = !ui.dashboard.visible;
 
   // Second row: the model chip and the context meter.
   ImGui::PushFont(ui.fonts.small);
@@ -245,10 +245,10 @@ void TopBar(UiState& ui, Conversation* chat) {
     ImGui::TextUnformatted("●");
     ImGui::PopStyleColor();
     ImGui::SameLine(0, 4 * s);
-    ImGui::Text("%s  ·  %s %s  ·  %s%s%s", app.model.name.c_str(), app.model.architecture.c_str(),
-                format_count(app.model.n_params).c_str(), app.model.weight_type.c_str(),
-                app.model.kv_type == KvType::F32 ? "" : "  ·  KV cache ",
-                app.model.kv_type == KvType::F32 ? "" : kv_type_words(app.model.kv_type));
+    ImGui::Text("%s  ·  %s %s  ·  %s%s%s", app.model.name.c_str(), architecture_name_words(app.model.info.arch),
+                format_count(app.model.info.n_params).c_str(), app.model.info.weight_type.c_str(),
+                app.model.info.kv_type == KvType::F32 ? "" : "  ·  KV cache ",
+                app.model.info.kv_type == KvType::F32 ? "" : kv_type_name(app.model.info.kv_type));
   } else {
     ImGui::PushStyleColor(ImGuiCol_Text, ToVec4(colors::kDim));
     ImGui::TextUnformatted(app.activity == EngineActivity::Loading ? "Loading model…" : "No model loaded");
@@ -263,7 +263,7 @@ void TopBar(UiState& ui, Conversation* chat) {
   }
 
   // A chat made with another model: offer to switch.
-  if (chat && !chat->model_path.empty() && app.model.present && chat->model_path != app.model.path &&
+  if (chat && !chat->model_path.empty() && app.model.present && chat->model_path != app.model.info.path &&
       !app.busy()) {
     ImGui::PushStyleColor(ImGuiCol_Text, ToVec4(colors::kWarn));
     ImGui::Text("This chat was with %s.", DisplayName(chat->model_path).c_str());
@@ -275,21 +275,21 @@ void TopBar(UiState& ui, Conversation* chat) {
       ImGui::SameLine();
     }
     if (ImGui::SmallButton("Continue with the loaded model")) {
-      chat->model_path = app.model.path;
+      chat->model_path = app.model.info.path;
       (void)app.store.save(chat->id);
     }
   }
 }
 
 bool IsSelecting(const UiState& ui, const Conversation& chat, size_t index) {
-  return ui.selecting_index == static_cast<int>(index) && ui.selecting_chat_id == chat.id;
+  return ui.chat.selecting_index == static_cast<int>(index) && ui.chat.selecting_chat_id == chat.id;
 }
 
 void StartSelecting(UiState& ui, const Conversation& chat, size_t index) {
-  ui.selecting_index = static_cast<int>(index);
-  ui.selecting_chat_id = chat.id;
-  ui.selection_hash = 0;  // wrap afresh
-  ui.focus_selection = true;
+  ui.chat.selecting_index = static_cast<int>(index);
+  ui.chat.selecting_chat_id = chat.id;
+  ui.chat.selection_hash = 0;  // wrap afresh
+  ui.chat.focus_selection = true;
 }
 
 // The message as selectable text: a read-only multiline box over a copy wrapped to the box
@@ -300,25 +300,25 @@ void SelectableBody(UiState& ui, const Message& m, float wrap_x) {
   const float box_width = wrap_x - ImGui::GetCursorPosX();
   const float text_width = box_width - 2 * style.FramePadding.x - style.ScrollbarSize;
   const size_t hash = std::hash<std::string>{}(m.content);
-  if (hash != ui.selection_hash || std::fabs(text_width - ui.selection_width) > 0.5f) {
+  if (hash != ui.chat.selection_hash || std::fabs(text_width - ui.chat.selection_width) > 0.5f) {
     ImFont* font = ImGui::GetFont();
     const float scale = ImGui::GetFontSize() / font->FontSize;
-    ui.selection = soft_wrap(m.content, [&](std::string_view line) {
+    ui.chat.selection = soft_wrap(m.content, [&](std::string_view line) {
       const char* end = font->CalcWordWrapPositionA(scale, line.data(), line.data() + line.size(), text_width);
       return static_cast<size_t>(end - line.data());
     });
-    ui.selection_hash = hash;
-    ui.selection_width = text_width;
+    ui.chat.selection_hash = hash;
+    ui.chat.selection_width = text_width;
   }
-  const float lines = 1.0f + static_cast<float>(std::count(ui.selection.text.begin(), ui.selection.text.end(), '\n'));
+  const float lines = 1.0f + static_cast<float>(std::count(ui.chat.selection.text.begin(), ui.chat.selection.text.end(), '\n'));
   const float height = std::min(lines * ImGui::GetTextLineHeight() + 2 * style.FramePadding.y + 2,
                                 ImGui::GetWindowHeight() * 0.7f);
-  if (ui.focus_selection) {
+  if (ui.chat.focus_selection) {
     ImGui::SetKeyboardFocusHere();
-    ui.focus_selection = false;
+    ui.chat.focus_selection = false;
   }
   ImGui::PushStyleColor(ImGuiCol_FrameBg, ImVec4(0, 0, 0, 0.22f));
-  ImGui::InputTextMultiline("##selectable", &ui.selection.text, ImVec2(box_width, height),
+  ImGui::InputTextMultiline("##selectable", &ui.chat.selection.text, ImVec2(box_width, height),
                             ImGuiInputTextFlags_ReadOnly);
   ImGui::PopStyleColor();
   const ImGuiIO& io = ImGui::GetIO();
@@ -328,8 +328,8 @@ void SelectableBody(UiState& ui, const Message& m, float wrap_x) {
     // ImGui has just copied the wrapped text; replace it with the message's own.
     const int a = std::min(state->GetSelectionStart(), state->GetSelectionEnd());
     const int b = std::max(state->GetSelectionStart(), state->GetSelectionEnd());
-    const std::string original = ui.selection.original(utf8_offset_of_codepoint(ui.selection.text, static_cast<size_t>(a)),
-                                                       utf8_offset_of_codepoint(ui.selection.text, static_cast<size_t>(b)));
+    const std::string original = ui.chat.selection.original(utf8_offset_of_codepoint(ui.chat.selection.text, static_cast<size_t>(a)),
+                                                       utf8_offset_of_codepoint(ui.chat.selection.text, static_cast<size_t>(b)));
     ImGui::SetClipboardText(original.c_str());
   }
 }
@@ -345,7 +345,7 @@ void MessageActions(UiState& ui, Conversation& chat, size_t index, bool streamin
     if (ImGui::SmallButton("Copy")) ImGui::SetClipboardText(m.content.c_str());
     ImGui::SameLine();
     if (IsSelecting(ui, chat, index)) {
-      if (ImGui::SmallButton("Done selecting")) ui.selecting_index = -1;
+      if (ImGui::SmallButton("Done selecting")) ui.chat.selecting_index = -1;
     } else {
       if (ImGui::SmallButton("Select")) StartSelecting(ui, chat, index);
       if (ImGui::IsItemHovered()) ImGui::SetTooltip("Select part of the text to copy it (or double-click the message)");
@@ -353,14 +353,14 @@ void MessageActions(UiState& ui, Conversation& chat, size_t index, bool streamin
     if (m.role == "user" && !app.busy()) {
       ImGui::SameLine();
       if (ImGui::SmallButton("Edit")) {
-        ui.editing_index = static_cast<int>(index);
-        ui.edit_text = m.content;
+        ui.chat.editing_index = static_cast<int>(index);
+        ui.chat.edit_text = m.content;
       }
     }
     if (m.role == "assistant" && index + 1 == chat.messages.size() && !app.busy() && app.model.present) {
       ImGui::SameLine();
       if (ImGui::SmallButton("Regenerate")) {
-        ui.scroll_to_bottom = true;
+        ui.chat.scroll_to_bottom = true;
         app.regenerate(ui.now);
       }
     }
@@ -398,7 +398,7 @@ void DrawMessage(UiState& ui, Conversation& chat, size_t index, float left, floa
   // Header: who speaks.
   ImGui::PushFont(ui.fonts.bold);
   ImGui::PushStyleColor(ImGuiCol_Text, user ? ImVec4(0.80f, 0.78f, 1.0f, 1.0f) : ToVec4(colors::kDim));
-  ImGui::TextUnformatted(user ? "You" : (app.model.present && chat.model_path == app.model.path
+  ImGui::TextUnformatted(user ? "You" : (app.model.present && chat.model_path == app.model.info.path
                                              ? app.model.name.c_str()
                                              : "Assistant"));
   ImGui::PopStyleColor();
@@ -412,14 +412,14 @@ void DrawMessage(UiState& ui, Conversation& chat, size_t index, float left, floa
   }
 
   const ImVec2 body_min = ImGui::GetCursorScreenPos();
-  if (ui.editing_index == static_cast<int>(index)) {
-    ImGui::InputTextMultiline("##edit", &ui.edit_text, ImVec2(wrap_x - ImGui::GetCursorPosX(), 110 * s));
+  if (ui.chat.editing_index == static_cast<int>(index)) {
+    ImGui::InputTextMultiline("##edit", &ui.chat.edit_text, ImVec2(wrap_x - ImGui::GetCursorPosX(), 110 * s));
     if (AccentButton("Save & resend")) {
-      ui.scroll_to_bottom = true;
-      if (app.edit_and_resend(index, ui.edit_text, ui.now)) ui.editing_index = -1;
+      ui.chat.scroll_to_bottom = true;
+      if (app.edit_and_resend(index, ui.chat.edit_text, ui.now)) ui.chat.editing_index = -1;
     }
     ImGui::SameLine();
-    if (ImGui::Button("Cancel")) ui.editing_index = -1;
+    if (ImGui::Button("Cancel")) ui.chat.editing_index = -1;
   } else if (!streaming && IsSelecting(ui, chat, index)) {
     SelectableBody(ui, m, wrap_x);
   } else if (user) {
@@ -433,12 +433,12 @@ void DrawMessage(UiState& ui, Conversation& chat, size_t index, float left, floa
       ImGui::TextDisabled("%d / %d prompt tokens", app.generation.prefill_done, app.generation.prefill_total);
   } else {
     // Parse once per content change (streaming messages change every token).
-    if (ui.parsed_for_id != chat.id) {
-      ui.parsed_for_id = chat.id;
-      ui.parsed.clear();
+    if (ui.chat.parsed_for_id != chat.id) {
+      ui.chat.parsed_for_id = chat.id;
+      ui.chat.parsed.clear();
     }
-    if (ui.parsed.size() < chat.messages.size()) ui.parsed.resize(chat.messages.size());
-    UiState::ParsedMessage& cache = ui.parsed[index];
+    if (ui.chat.parsed.size() < chat.messages.size()) ui.chat.parsed.resize(chat.messages.size());
+    ChatPanel::ParsedMessage& cache = ui.chat.parsed[index];
     const size_t hash = std::hash<std::string>{}(m.content);  // microseconds; parsing is not
     if (cache.length != m.content.size() || cache.hash != hash) {
       cache.blocks = parse_markdown(m.content);
@@ -451,7 +451,7 @@ void DrawMessage(UiState& ui, Conversation& chat, size_t index, float left, floa
   // it may still hold the window's move id as the active item (when no frame came between the
   // two clicks), so being "blocked" by that does not count.
   const ImVec2 body_max(top_left.x + width, ImGui::GetCursorScreenPos().y);
-  if (!streaming && ui.editing_index != static_cast<int>(index) && !IsSelecting(ui, chat, index) &&
+  if (!streaming && ui.chat.editing_index != static_cast<int>(index) && !IsSelecting(ui, chat, index) &&
       DoubleClicked(ui) && ImGui::IsWindowHovered(ImGuiHoveredFlags_AllowWhenBlockedByActiveItem) &&
       !ImGui::IsAnyItemHovered() &&
       ImGui::IsMouseHoveringRect(body_min, body_max))
@@ -480,12 +480,12 @@ void Transcript(UiState& ui, Conversation& chat, float height) {
   const float width = std::min(avail - 8 * s, 860 * s);
   const float left = std::max(0.0f, (avail - width) * 0.5f);
 
-  if (ui.heights_for_id != chat.id || std::fabs(ui.heights_width - width) > 0.5f) {
-    ui.heights_for_id = chat.id;
-    ui.heights_width = width;
-    ui.heights.assign(chat.messages.size(), 0.0f);
+  if (ui.chat.heights_for_id != chat.id || std::fabs(ui.chat.heights_width - width) > 0.5f) {
+    ui.chat.heights_for_id = chat.id;
+    ui.chat.heights_width = width;
+    ui.chat.heights.assign(chat.messages.size(), 0.0f);
   }
-  ui.heights.resize(chat.messages.size(), 0.0f);
+  ui.chat.heights.resize(chat.messages.size(), 0.0f);
 
   ImGui::Dummy(ImVec2(0, 6 * s));
   if (!chat.system_prompt.empty()) {
@@ -503,15 +503,15 @@ void Transcript(UiState& ui, Conversation& chat, float height) {
     const float y = ImGui::GetCursorPosY();
     const bool streaming = app.generation.active && app.generation.conversation_id == chat.id &&
                            app.generation.message_index == i;
-    const float h = ui.heights[i];
-    if (h > 0 && !streaming && ui.editing_index != static_cast<int>(i) &&
+    const float h = ui.chat.heights[i];
+    if (h > 0 && !streaming && ui.chat.editing_index != static_cast<int>(i) &&
         (y + h < scroll_y - margin || y > scroll_y + view_height + margin)) {
       ImGui::Dummy(ImVec2(1, h));  // off screen: its height only
       continue;
     }
     DrawMessage(ui, chat, i, left, width);
     ImGui::Dummy(ImVec2(0, 4 * s));
-    ui.heights[i] = ImGui::GetCursorPosY() - y;
+    ui.chat.heights[i] = ImGui::GetCursorPosY() - y;
   }
   if (chat.messages.empty()) {
     ImGui::Dummy(ImVec2(0, 40 * s));
@@ -523,9 +523,9 @@ void Transcript(UiState& ui, Conversation& chat, float height) {
   }
   ImGui::Dummy(ImVec2(0, 8 * s));
   // Follow the stream only while the reader is at the bottom; scrolling up stops it.
-  if (ui.scroll_to_bottom || (at_bottom && app.generation.active && app.generation.conversation_id == chat.id)) {
+  if (ui.chat.scroll_to_bottom || (at_bottom && app.generation.active && app.generation.conversation_id == chat.id)) {
     ImGui::SetScrollHereY(1.0f);
-    ui.scroll_to_bottom = false;
+    ui.chat.scroll_to_bottom = false;
   }
   ImGui::EndChild();
 }
@@ -558,17 +558,17 @@ void InputArea(UiState& ui) {
     }
     io.NavInputsDownDuration[ImGuiNavInput_Input] = -1.0f;  // keyboard navigation maps Enter here too
   }
-  if (ui.focus_input && !ImGui::IsPopupOpen(nullptr, ImGuiPopupFlags_AnyPopupId)) {
+  if (ui.chat.focus_input && !ImGui::IsPopupOpen(nullptr, ImGuiPopupFlags_AnyPopupId)) {
     ImGui::SetKeyboardFocusHere();
-    ui.focus_input = false;
+    ui.chat.focus_input = false;
   }
   ImGui::PushStyleVar(ImGuiStyleVar_FramePadding, ImVec2(12 * s, 10 * s));
   ImGui::PushStyleVar(ImGuiStyleVar_FrameRounding, 10 * s);
   const bool submitted = ImGui::InputTextMultiline(
-      "##input", &ui.input, ImVec2(width - button_width - 8 * s, height),
+      "##input", &ui.chat.input, ImVec2(width - button_width - 8 * s, height),
       ImGuiInputTextFlags_EnterReturnsTrue | ImGuiInputTextFlags_CtrlEnterForNewLine);
   ImGui::PopStyleVar(2);
-  if (ui.input.empty()) {
+  if (ui.chat.input.empty()) {
     // Placeholder text (multiline boxes have no hint in ImGui 1.86).
     const ImVec2 p = ImGui::GetItemRectMin();
     ImGui::GetWindowDrawList()->AddText(ImVec2(p.x + 12 * s, p.y + 10 * s), colors::kDim,
@@ -578,7 +578,7 @@ void InputArea(UiState& ui) {
   ImGui::SameLine(0, 8 * s);
   // An Enter that confirmed an input-method composition (X11 reports it; see ImeGuard) is not
   // a send: the composed text arrives as characters after it.
-  bool send = submitted && !ui.enter_confirmed_composition;
+  bool send = submitted && !ui.chat.enter_confirmed_composition;
   if (generating) {
     ImGui::PushStyleColor(ImGuiCol_Button, ToVec4(IM_COL32(150, 60, 60, 255)));
     ImGui::PushStyleColor(ImGuiCol_ButtonHovered, ToVec4(IM_COL32(180, 72, 72, 255)));
@@ -591,13 +591,13 @@ void InputArea(UiState& ui) {
     ImGui::EndDisabled();
   }
   if (send && !generating) {
-    if (app.send(ui.input, ui.now)) {
-      ui.input.clear();
-      ui.scroll_to_bottom = true;
+    if (app.send(ui.chat.input, ui.now)) {
+      ui.chat.input.clear();
+      ui.chat.scroll_to_bottom = true;
     }
-    ui.focus_input = true;
+    ui.chat.focus_input = true;
   } else if (submitted) {
-    ui.focus_input = true;  // Enter while generating or composing: keep the text, keep typing
+    ui.chat.focus_input = true;  // Enter while generating or composing: keep the text, keep typing
   }
 }
 

@@ -264,7 +264,7 @@ void DrawDashboard(UiState& ui) {
   const GenerationStats& st = app.generation.active ? app.generation.stats : app.last_stats;
   const double bandwidth = ui.machine.best_gbps;
   const double token_ceiling = app.model.present
-                                   ? predicted_tokens_per_second(app.model.weight_bytes_per_token, bandwidth)
+                                   ? predicted_tokens_per_second(app.model.info.weight_bytes_per_token, bandwidth)
                                    : 0;
   ImGui::PushFont(ui.fonts.big);
   ImGui::Text("%.1f", st.generate_tokens_per_second);
@@ -284,16 +284,16 @@ void DrawDashboard(UiState& ui) {
   SpeedPlot(ui, width, 90 * s, token_ceiling, bandwidth);
 
   // Live figures.
-  if (ImGui::GetTime() - ui.rss_time > 0.5) {
-    ui.rss_time = ImGui::GetTime();
-    ui.rss_bytes = current_resident_bytes();
+  if (ImGui::GetTime() - ui.dashboard.rss_time > 0.5) {
+    ui.dashboard.rss_time = ImGui::GetTime();
+    ui.dashboard.rss_bytes = current_resident_bytes();
   }
   float frame_avg = 0, frame_max = 0;
-  for (float ms : ui.frame_cpu_ms) {
+  for (float ms : ui.dashboard.frame_cpu_ms) {
     frame_avg += ms;
     frame_max = std::max(frame_max, ms);
   }
-  if (!ui.frame_cpu_ms.empty()) frame_avg /= static_cast<float>(ui.frame_cpu_ms.size());
+  if (!ui.dashboard.frame_cpu_ms.empty()) frame_avg /= static_cast<float>(ui.dashboard.frame_cpu_ms.size());
   if (ImGui::BeginTable("##live", 2, ImGuiTableFlags_SizingStretchProp)) {
     auto row = [](const char* key, const char* fmt, auto... values) {
       ImGui::TableNextRow();
@@ -305,17 +305,17 @@ void DrawDashboard(UiState& ui) {
     row("Prompt speed", "%.0f tok/s", st.prompt_tokens_per_second);
     row("First token", "%.2f s", st.time_to_first_token);
     row("Generated", "%d tokens", st.n_generated);
-    row("Context", "%d / %d", st.n_context, app.model.context_length);
-    row("Memory (RSS)", "%s", format_bytes(ui.rss_bytes).c_str());
+    row("Context", "%d / %d", st.n_context, app.model.info.context_length);
+    row("Memory (RSS)", "%s", format_bytes(ui.dashboard.rss_bytes).c_str());
     row("Threads", "%d", st.threads);
     row("UI frame (CPU)", "%.1f ms avg · %.1f max", frame_avg, frame_max);
     ImGui::EndTable();
   }
-  if (ui.generation_frames.seconds > 0) {
+  if (ui.dashboard.generation_frames.seconds > 0) {
     // What drawing cost during the last answer: the share of a core generation did not get.
     ImGui::PushFont(ui.fonts.small);
     ImGui::PushTextWrapPos(0);
-    ImGui::TextDisabled("UI during the last answer: %s", format_frame_summary(ui.generation_frames).c_str());
+    ImGui::TextDisabled("UI during the last answer: %s", format_frame_summary(ui.dashboard.generation_frames).c_str());
     ImGui::PopTextWrapPos();
     ImGui::PopFont();
   }
@@ -336,15 +336,15 @@ void DrawDashboard(UiState& ui) {
   if (ImGui::BeginTable("##model", 2, ImGuiTableFlags_SizingStretchProp)) {
     auto* const row = KeyValueRow;
     row("Name", app.model.name);
-    row("Architecture", app.model.architecture);
-    row("Parameters", format_count(app.model.n_params));
-    row("Weights", app.model.weight_type + " · " + format_bytes(app.model.file_bytes));
-    row("Per token", format_bytes(app.model.weight_bytes_per_token) + " read");
-    row("KV cache", format_bytes(app.model.kv_cache_bytes) + " · " + kv_type_words(app.model.kv_type));
-    row("Layers · width", std::to_string(app.model.n_layers) + " · " + std::to_string(app.model.dim));
-    row("Chat template", app.model.chat_template);
+    row("Architecture", architecture_name_words(app.model.info.arch));
+    row("Parameters", format_count(app.model.info.n_params));
+    row("Weights", app.model.info.weight_type + " · " + format_bytes(app.model.info.file_bytes));
+    row("Per token", format_bytes(app.model.info.weight_bytes_per_token) + " read");
+    row("KV cache", format_bytes(app.model.info.kv_cache_bytes) + " · " + kv_type_name(app.model.info.kv_type));
+    row("Layers · width", std::to_string(app.model.info.n_layers) + " · " + std::to_string(app.model.info.dim));
+    row("Chat template", chat_template_words(app.model.info.chat_template));
     char load[32];
-    std::snprintf(load, sizeof load, "%.2f s", app.model.load_seconds);
+    std::snprintf(load, sizeof load, "%.2f s", app.model.info.load_seconds);
     row("Loaded in", load);
     ImGui::EndTable();
   }
@@ -419,15 +419,10 @@ void DropDialogContent(UiState& ui) {
   ImGui::TextDisabled("%s", d.source.c_str());
   ImGui::Dummy(ImVec2(0, 2 * s));
 
-  if (d.inspecting) {
-    if (d.inspection.valid() &&
-        d.inspection.wait_for(std::chrono::seconds(0)) == std::future_status::ready) {
-      d.result = d.inspection.get();
-      d.inspecting = false;
-    } else {
-      ImGui::Text("Reading the folder%.*s", 1 + static_cast<int>(ui.now * 3) % 3, "...");
-      return;
-    }
+  const SourceInspection& inspection = app.inspection;
+  if (inspection.active) {
+    ImGui::Text("Reading the folder%.*s", 1 + static_cast<int>(ui.now * 3) % 3, "...");
+    return;
   }
 
   if (app.convert_job.active && app.convert_job.path == d.source) {
@@ -451,16 +446,16 @@ void DropDialogContent(UiState& ui) {
     ImGui::ProgressBar(job.total ? static_cast<float>(job.done) / job.total : 0.0f, ImVec2(520 * s, 0));
     return;
   }
-  if (!d.out_path.empty() && !app.busy() && app.model.present && app.model.path == d.out_path) {
+  if (!d.out_path.empty() && !app.busy() && app.model.present && app.model.info.path == d.out_path) {
     ImGui::CloseCurrentPopup();
     d.open = false;
     return;
   }
 
-  if (!d.result.ok) {
+  if (!inspection.ok) {
     ImGui::PushStyleColor(ImGuiCol_Text, ToVec4(colors::kBad));
     ImGui::PushTextWrapPos(520 * s);
-    ImGui::TextWrapped("This cannot be converted: %s", d.result.error.c_str());
+    ImGui::TextWrapped("This cannot be converted: %s", inspection.error.c_str());
     ImGui::PopTextWrapPos();
     ImGui::PopStyleColor();
     if (ImGui::Button("Close") || ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape))) {
@@ -470,7 +465,7 @@ void DropDialogContent(UiState& ui) {
     return;
   }
 
-  const SourceSummary& sum = d.result.summary;
+  const SourceSummary& sum = inspection.summary;
   if (ImGui::BeginTable("##summary", 2, ImGuiTableFlags_SizingFixedFit)) {
     auto* const row = KeyValueRow;
     row("What", sum.architecture + "  (" + sum.kind + ")");
@@ -569,7 +564,7 @@ void LibraryContent(UiState& ui) {
       ImGui::TableNextColumn();
       ImGui::TextDisabled("%s", exists ? format_bytes(fs::file_size(to_path(path), ec)).c_str() : "missing");
       ImGui::TableNextColumn();
-      const bool loaded = app.model.present && app.model.path == path;
+      const bool loaded = app.model.present && app.model.info.path == path;
       if (loaded) ImGui::TextColored(ToVec4(colors::kGood), "loaded");
       ImGui::TableNextColumn();
       ImGui::BeginDisabled(!exists || loaded || app.busy());
@@ -729,12 +724,12 @@ void SettingsContent(UiState& ui) {
   ImGui::SameLine();
   ImGui::TextDisabled("%s", current->note);
   HelpText("Thread, context and KV cache changes apply when a model is loaded.");
-  if (app.model.present && app.model.kv_type != app.settings.kv_type)
-    HelpText(("The loaded model keeps its KV cache in " + std::string(kv_type_words(app.model.kv_type)) +
+  if (app.model.present && app.model.info.kv_type != app.settings.kv_type)
+    HelpText(("The loaded model keeps its KV cache in " + std::string(kv_type_name(app.model.info.kv_type)) +
               " until it is loaded again.").c_str());
   if (app.model.present) {
     ImGui::BeginDisabled(app.busy());
-    if (ImGui::Button("Reload the model now")) app.request_load(app.model.path);
+    if (ImGui::Button("Reload the model now")) app.request_load(app.model.info.path);
     ImGui::EndDisabled();
   }
   ImGui::Dummy(ImVec2(0, 4 * s));
@@ -787,7 +782,7 @@ void OverflowContent(UiState& ui) {
            "model will not see them any more.");
   ImGui::PopTextWrapPos();
   if (AccentButton("Leave out the oldest turns")) {
-    ui.scroll_to_bottom = true;
+    ui.chat.scroll_to_bottom = true;
     app.resolve_overflow(true, ui.now);
     ImGui::CloseCurrentPopup();
   }

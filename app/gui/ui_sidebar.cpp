@@ -31,16 +31,16 @@ void DrawSidebar(UiState& ui) {
 
   if (AccentButton("+  New chat", ImVec2(-1, 34 * s))) {
     app.new_conversation();
-    ui.focus_input = true;
+    ui.chat.focus_input = true;
   }
   ImGui::SetNextItemWidth(-1);
-  ImGui::InputTextWithHint("##search", "Search chats", &ui.search);
+  ImGui::InputTextWithHint("##search", "Search chats", &ui.sidebar.search);
   ImGui::Dummy(ImVec2(0, 2 * s));
 
   // The list.
   const float footer = 3 * (ImGui::GetFrameHeight() + ImGui::GetStyle().ItemSpacing.y) + 8 * s;
   ImGui::BeginChild("##chats", ImVec2(0, ImGui::GetContentRegionAvail().y - footer), false);
-  const std::vector<std::string> ids = app.store.search(ui.search);
+  const std::vector<std::string> ids = app.store.search(ui.sidebar.search);
   if (ids.empty()) {
     ImGui::PushStyleColor(ImGuiCol_Text, ToVec4(colors::kDim));
     ImGui::TextWrapped("%s", app.store.conversations().empty() ? "No chats yet." : "No chat matches.");
@@ -57,27 +57,27 @@ void DrawSidebar(UiState& ui) {
     ImGui::PushStyleVar(ImGuiStyleVar_SelectableTextAlign, ImVec2(0.0f, 0.5f));
     if (ImGui::Selectable(label.c_str(), selected, 0, ImVec2(0, 28 * s))) {
       app.select(id);
-      ui.editing_index = -1;
-      ui.scroll_to_bottom = true;
-      ui.focus_input = true;
+      ui.chat.editing_index = -1;
+      ui.chat.scroll_to_bottom = true;
+      ui.chat.focus_input = true;
     }
     ImGui::PopStyleVar();
     if (ImGui::IsItemHovered() && DoubleClicked(ui)) {
-      ui.rename_id = id;
-      ui.rename_text = c->title;
-      ui.open_rename = true;
+      ui.sidebar.rename_id = id;
+      ui.sidebar.rename_text = c->title;
+      ui.sidebar.open_rename = true;
     }
     if (ImGui::BeginPopupContextItem("##context")) {
       if (ImGui::MenuItem("Rename…")) {
-        ui.rename_id = id;
-        ui.rename_text = c->title;
-        ui.open_rename = true;
+        ui.sidebar.rename_id = id;
+        ui.sidebar.rename_text = c->title;
+        ui.sidebar.open_rename = true;
       }
       if (ImGui::MenuItem("Copy as Markdown")) ImGui::SetClipboardText(conversation_to_markdown(*c).c_str());
       ImGui::Separator();
       if (ImGui::MenuItem("Delete…")) {
-        ui.delete_id = id;
-        ui.open_delete = true;
+        ui.sidebar.delete_id = id;
+        ui.sidebar.open_delete = true;
       }
       ImGui::EndPopup();
     }
@@ -93,16 +93,16 @@ void DrawSidebar(UiState& ui) {
   ImGui::PopFont();
 
   // Rename and delete dialogs.
-  if (ui.open_rename) {
+  if (ui.sidebar.open_rename) {
     ImGui::OpenPopup("Rename chat");
-    ui.open_rename = false;
+    ui.sidebar.open_rename = false;
   }
   if (ImGui::BeginPopupModal("Rename chat", nullptr, ImGuiWindowFlags_AlwaysAutoResize)) {
     if (ImGui::IsWindowAppearing()) ImGui::SetKeyboardFocusHere();
     ImGui::SetNextItemWidth(320 * s);
-    const bool enter = ImGui::InputText("##title", &ui.rename_text, ImGuiInputTextFlags_EnterReturnsTrue);
+    const bool enter = ImGui::InputText("##title", &ui.sidebar.rename_text, ImGuiInputTextFlags_EnterReturnsTrue);
     if (AccentButton("Rename") || enter) {
-      Status status = app.rename(ui.rename_id, ui.rename_text);
+      Status status = app.rename(ui.sidebar.rename_id, ui.sidebar.rename_text);
       if (!status) app.post(Notice::Level::Error, status.message(), ui.now);
       ImGui::CloseCurrentPopup();
     }
@@ -110,18 +110,18 @@ void DrawSidebar(UiState& ui) {
     if (ImGui::Button("Cancel") || ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape))) ImGui::CloseCurrentPopup();
     ImGui::EndPopup();
   }
-  if (ui.open_delete) {
+  if (ui.sidebar.open_delete) {
     ImGui::OpenPopup("Delete chat?");
-    ui.open_delete = false;
+    ui.sidebar.open_delete = false;
   }
   if (ImGui::BeginPopupModal("Delete chat?", nullptr, ImGuiWindowFlags_AlwaysAutoResize)) {
-    const Conversation* c = app.store.find(ui.delete_id);
+    const Conversation* c = app.store.find(ui.sidebar.delete_id);
     ImGui::Text("Delete \"%s\"?", c ? c->title.c_str() : "");
     ImGui::TextDisabled("Its file is removed; this cannot be undone.");
     ImGui::PushStyleColor(ImGuiCol_Button, ToVec4(IM_COL32(150, 60, 60, 255)));
     ImGui::PushStyleColor(ImGuiCol_ButtonHovered, ToVec4(IM_COL32(180, 72, 72, 255)));
     if (ImGui::Button("Delete")) {
-      Status status = app.remove(ui.delete_id);
+      Status status = app.remove(ui.sidebar.delete_id);
       if (!status) app.post(Notice::Level::Error, status.message(), ui.now);
       ImGui::CloseCurrentPopup();
     }

@@ -1,5 +1,5 @@
-// The converter's public API (magnetar/convert.h): plan the source (HF folder or llama2.c
-// checkpoint), then stream every planned tensor chunk by chunk — read, widen to FP32, permute
+// The converter's public API (magnetar/convert.h): plan the source (Hugging Face folder, GGUF
+// file or llama2.c checkpoint), then stream every planned tensor chunk by chunk — read, widen to FP32, permute
 // llama2.c q/k rows, fold Gemma's norm offset, narrow to the output type — into the model writer.
 // Peak extra memory is a few chunk buffers (kChunkBytes each), whatever the model size.
 #include "magnetar/convert.h"
@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstring>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <vector>
@@ -42,6 +43,43 @@ Status plan_source(const std::string& source, const std::string& tokenizer_path,
   }
   return Status::error(source + ": not found (expected a Hugging Face model folder or a "
                        "llama2.c .bin checkpoint)");
+}
+
+// Every file a conversion of `source` may read: the tensor data files of the plan, the source
+// itself, the tokenizer given, and the side files of a folder (configs, tokenizers, index) or of
+// a checkpoint's folder (the tokenizer found beside it).
+std::vector<std::string> conversion_inputs(const std::string& source, const std::string& tokenizer_path,
+                                           const ConversionPlan& plan) {
+  std::vector<std::string> inputs = {source};
+  if (!tokenizer_path.empty()) inputs.push_back(tokenizer_path);
+  for (const PlannedTensor& t : plan.tensors)
+    for (const SourceRange& r : t.parts) inputs.push_back(r.file);
+  const std::string folder = convert::is_directory(source) ? source : convert::parent_dir(source);
+  const std::string v = std::to_string(plan.header.vocab_size);  // llama2.c's tok<vocab>.{model,bin}
+  for (const std::string& name : {std::string("config.json"), std::string("generation_config.json"),
+                                  std::string("tokenizer_config.json"), std::string("tokenizer.model"),
+                                  std::string("tokenizer.json"), std::string("model.safetensors.index.json"),
+                                  "tok" + v + ".model", "tok" + v + ".bin"})
+    inputs.push_back(convert::join_path(folder, name));
+  std::sort(inputs.begin(), inputs.end());
+  inputs.erase(std::unique(inputs.begin(), inputs.end()), inputs.end());
+  return inputs;
+}
+
+// The output must not be an input under another name (the same path, a hard link or a
+// symlink): the final rename would replace the source with the model file.
+Status check_output_is_not_an_input(const std::string& out_path, const std::vector<std::string>& inputs) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path out = convert::utf8_path(out_path);
+  if (!fs::exists(out, ec)) return Status::ok();
+  for (const std::string& input : inputs) {
+    if (fs::equivalent(out, convert::utf8_path(input), ec) && !ec)
+      return Status::error(out_path + ": is " + (input == out_path ? "" : "the same file as ") +
+                           (input == out_path ? "" : input + ", ") +
+                           "an input of this conversion; refusing to overwrite it");
+  }
+  return Status::ok();
 }
 
 bool cancelled(const ConvertOptions& options) {
@@ -292,32 +330,46 @@ Status run_plan(const ConversionPlan& source_plan, const std::string& out_path, 
   return Status::ok();
 }
 
+// Auto keeps a GGUF's types (F16 for other sources); any other type must be one Magnetar can
+// quantize to (the K-quants and IQ4 come only from GGUF files).
 Status type_choice_for(WeightType type, const ConversionPlan& plan, TypeChoice* out) {
-  switch (type) {
-    case WeightType::F32: out->dtype = format::DType::F32; return Status::ok();
-    case WeightType::F16: out->dtype = format::DType::F16; return Status::ok();
-    case WeightType::Q8_0: out->dtype = format::DType::Q8_0; return Status::ok();
-    case WeightType::Q4_0: out->dtype = format::DType::Q4_0; return Status::ok();
-    case WeightType::Auto:
-      out->keep_source = plan.keeps_source_types;
-      out->dtype = format::DType::F16;
-      return Status::ok();
+  if (type == WeightType::Auto) {
+    out->keep_source = plan.keeps_source_types;
+    out->dtype = format::DType::F16;
+    return Status::ok();
   }
-  return Status::error(std::string("weight type ") + weight_type_name(type) +
-                       " is not supported by the converter (use f32, f16, q8_0 or q4_0)");
+  MAGNETAR_TRY(convert::weight_dtype_for(type, &out->dtype));
+  if (format::dtype_is_quantized(out->dtype) && quant::type_traits(out->dtype).quantize_row == nullptr)
+    return Status::error(std::string("converting to ") + weight_type_name(type) +
+                         " is not supported (Magnetar quantizes to q8_0 and q4_0; K-quant and IQ4 tensors "
+                         "are copied from GGUF files with --dtype auto)");
+  return Status::ok();
 }
 
 }  // namespace
 
-const char* weight_type_name(WeightType type) {
-  switch (type) {
-    case WeightType::F32: return "f32";
-    case WeightType::F16: return "f16";
-    case WeightType::Q8_0: return "q8_0";
-    case WeightType::Q4_0: return "q4_0";
-    case WeightType::Auto: return "auto";
+namespace convert {
+
+// WeightType's values are format::DType's (plus Auto): one list of types.
+static_assert(uint32_t(WeightType::Q5_1) + 1 == format::kDTypeCount, "WeightType and format::DType must agree");
+
+Status weight_dtype_for(WeightType type, format::DType* out) {
+  if (type == WeightType::Auto) {  // a folder's auto (synth, predictions)
+    *out = format::DType::F16;
+    return Status::ok();
   }
-  return "unknown";
+  if (!format::dtype_is_valid(uint32_t(type))) return Status::error("unknown weight type " + std::to_string(uint32_t(type)));
+  *out = format::DType(uint32_t(type));
+  return Status::ok();
+}
+
+WeightType weight_type_of(format::DType dtype) { return WeightType(uint32_t(dtype)); }
+
+}  // namespace convert
+
+const char* weight_type_name(WeightType type) {
+  if (type == WeightType::Auto) return "auto";
+  return format::dtype_is_valid(uint32_t(type)) ? format::dtype_name(format::DType(uint32_t(type))) : "unknown";
 }
 
 bool parse_weight_type(const std::string& name, WeightType* out) {
@@ -366,15 +418,12 @@ namespace {
 // Bytes of `params` matrix parameters stored as `type`, `unblocked` of them in matrices whose
 // rows are not whole 32-blocks (F16 when `type` is quantized; output_dtype's rule).
 uint64_t matrix_bytes(uint64_t params, uint64_t unblocked, WeightType type) {
-  const uint64_t blocked = params - unblocked;  // whole 32-blocks: a multiple of 32
-  switch (type) {
-    case WeightType::F32: return params * 4;
-    case WeightType::F16:
-    case WeightType::Auto: return params * 2;  // a folder's Auto; a GGUF's is at most F16-sized
-    case WeightType::Q8_0: return (blocked + quant::kBlock - 1) / quant::kBlock * sizeof(quant::BlockQ8_0) + unblocked * 2;
-    case WeightType::Q4_0: return (blocked + quant::kBlock - 1) / quant::kBlock * sizeof(quant::BlockQ4_0) + unblocked * 2;
-  }
-  return params * 4;  // unreachable for valid enums; F32 is the largest
+  format::DType dtype = format::DType::F32;  // unknown values: F32, the largest
+  if (!convert::weight_dtype_for(type, &dtype).is_ok()) return params * 4;  // (Auto: a folder's F16)
+  const format::DTypeLayout& l = format::dtype_layout(dtype);
+  if (!l.quantized()) return params * l.block_bytes;
+  const uint64_t blocked = params - unblocked;  // whole blocks
+  return (blocked + l.block_elements - 1) / l.block_elements * l.block_bytes + unblocked * 2;
 }
 }  // namespace
 
@@ -412,6 +461,8 @@ Status convert_model(const std::string& source_path, const std::string& out_path
   OutputTypes types;
   MAGNETAR_TRY(type_choice_for(options.weight_type, plan, &types.weights));
   MAGNETAR_TRY(type_choice_for(options.output_weight_type.value_or(options.weight_type), plan, &types.embeddings));
+  MAGNETAR_TRY(check_output_is_not_an_input(
+      out_path, conversion_inputs(source_path, options.tokenizer_path, plan)));
   if (cancelled(options)) return cancelled_error();
   return run_plan(plan, out_path, types, options);
 }

@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "convert/input_file.h"
+#include "convert/json_input.h"
 #include "convert/plan.h"
 #include "convert/tokenizer_files.h"
 #include "magnetar/engine.h"
@@ -37,12 +38,7 @@ std::string supported_architectures() {
 }
 
 Status read_json_file(const std::string& path, json* out) {
-  std::string text;
-  MAGNETAR_TRY(read_small_file(path, kMaxJsonBytes, &text));
-  *out = json::parse(text, nullptr, false);
-  if (out->is_discarded() || !out->is_object())
-    return Status::error(path + ": malformed JSON (expected an object)");
-  return Status::ok();
+  return read_json_object_file(path, kMaxJsonBytes, out);
 }
 
 // Typed, range-checked access to config.json fields; messages name the file and the key.
@@ -63,9 +59,9 @@ class ConfigReader {
     if (v.is_number_integer()) d = static_cast<double>(v.get<int64_t>());
     else if (v.is_number_unsigned()) d = static_cast<double>(v.get<uint64_t>());
     else if (v.is_number_float()) d = v.get<double>();
-    else return Status::error(path_ + ": \"" + key + "\" must be a number, got " + v.dump());
+    else return Status::error(path_ + ": \"" + key + "\" must be a number, got " + json_excerpt(v));
     if (d != std::floor(d) || d < static_cast<double>(min) || d > static_cast<double>(max))
-      return Status::error(path_ + ": \"" + key + "\" = " + v.dump() + " is not an integer in [" +
+      return Status::error(path_ + ": \"" + key + "\" = " + json_excerpt(v) + " is not an integer in [" +
                            std::to_string(min) + ", " + std::to_string(max) + "]");
     *out = static_cast<int64_t>(d);
     return Status::ok();
@@ -78,17 +74,32 @@ class ConfigReader {
       return Status::ok();
     }
     if (!j_[key].is_number() || !std::isfinite(j_[key].get<double>()))
-      return Status::error(path_ + ": \"" + key + "\" must be a number, got " + j_[key].dump());
+      return Status::error(path_ + ": \"" + key + "\" must be a number, got " +
+                           json_excerpt(j_[key]));
     *out = j_[key].get<double>();
     return Status::ok();
   }
 
-  bool get_bool(const char* key, bool fallback) const {
-    return j_.contains(key) && j_[key].is_boolean() ? j_[key].get<bool>() : fallback;
+  // A missing or null key takes `fallback`; any other non-boolean is an error.
+  Status get_bool(const char* key, bool fallback, bool* out) const {
+    *out = fallback;
+    if (!j_.contains(key) || j_[key].is_null()) return Status::ok();
+    if (!j_[key].is_boolean())
+      return Status::error(path_ + ": \"" + key + "\" must be true or false, got " +
+                           json_excerpt(j_[key]));
+    *out = j_[key].get<bool>();
+    return Status::ok();
   }
 
-  std::string get_string(const char* key) const {
-    return j_.contains(key) && j_[key].is_string() ? j_[key].get<std::string>() : "";
+  // A missing or null key gives ""; any other non-string is an error.
+  Status get_string(const char* key, std::string* out) const {
+    out->clear();
+    if (!j_.contains(key) || j_[key].is_null()) return Status::ok();
+    if (!j_[key].is_string())
+      return Status::error(path_ + ": \"" + key + "\" must be a string, got " +
+                           json_excerpt(j_[key]));
+    *out = j_[key].get<std::string>();
+    return Status::ok();
   }
 
  private:
@@ -101,7 +112,7 @@ Status collect_ids(const json& j, const char* key, const std::string& path, std:
   if (!j.contains(key) || j[key].is_null()) return Status::ok();
   auto add = [&](const json& v) -> Status {
     if (!v.is_number_integer() || v.get<int64_t>() < 0 || v.get<int64_t>() > INT32_MAX)
-      return Status::error(path + ": \"" + key + "\" holds " + v.dump() + ", not a token id");
+      return Status::error(path + ": \"" + key + "\" holds " + json_excerpt(v) + ", not a token id");
     int id = static_cast<int>(v.get<int64_t>());
     for (int x : *ids)
       if (x == id) return Status::ok();
@@ -109,6 +120,9 @@ Status collect_ids(const json& j, const char* key, const std::string& path, std:
     return Status::ok();
   };
   if (j[key].is_array()) {
+    if (j[key].size() > 1024)  // the header holds 8; a longer list is not a model's
+      return Status::error(path + ": \"" + key + "\" lists " + std::to_string(j[key].size()) +
+                           " ids");
     for (const json& v : j[key]) MAGNETAR_TRY(add(v));
     return Status::ok();
   }
@@ -127,6 +141,24 @@ Status parse_activation(const std::string& name, const std::string& path, format
   }
   return Status::error(path + ": activation \"" + name +
                        "\" is not supported (supported: silu, gelu_pytorch_tanh)");
+}
+
+// Weights of a layer past num_hidden_layers mean the config describes a truncated model.
+Status check_no_extra_layers(const SafetensorsSet& set, int64_t n_layers, const std::string& config_path) {
+  const std::string prefix = "model.layers.";
+  for (const auto& [name, where] : set.by_name) {
+    if (name.rfind(prefix, 0) != 0) continue;
+    const size_t dot = name.find('.', prefix.size());
+    const std::string index = name.substr(prefix.size(), dot == std::string::npos ? std::string::npos
+                                                                                  : dot - prefix.size());
+    if (index.empty() || index.size() > 6 || index.find_first_not_of("0123456789") != std::string::npos)
+      continue;
+    if (std::stoll(index) >= n_layers)
+      return Status::error(config_path + ": num_hidden_layers is " + std::to_string(n_layers) +
+                           " but the weights have tensor " + name +
+                           " (a config for fewer layers than the weights hold)");
+  }
+  return Status::ok();
 }
 
 class TensorPlanner {
@@ -255,18 +287,23 @@ Status plan_hf_folder(const std::string& folder, ConversionPlan* plan) {
   if (eps <= 0 || theta <= 0)
     return Status::error(config_path + ": rms_norm_eps and rope_theta must be positive");
   if (config.contains("rope_scaling") && !config["rope_scaling"].is_null())
-    return Status::error(config_path + ": rope_scaling " + config["rope_scaling"].dump() +
+    return Status::error(config_path + ": rope_scaling " + json_excerpt(config["rope_scaling"]) +
                          " is not supported");
-  if (cfg.get_bool("attention_bias", false) || cfg.get_bool("mlp_bias", false))
+  bool attention_bias, mlp_bias;
+  MAGNETAR_TRY(cfg.get_bool("attention_bias", false, &attention_bias));
+  MAGNETAR_TRY(cfg.get_bool("mlp_bias", false, &mlp_bias));
+  if (attention_bias || mlp_bias)
     return Status::error(config_path + ": attention_bias / mlp_bias are not supported");
 
   format::Activation activation;
   if (gemma) {
     // transformers uses hidden_activation for Gemma and falls back to the tanh GELU.
-    std::string act = cfg.get_string("hidden_activation");
+    std::string act;
+    MAGNETAR_TRY(cfg.get_string("hidden_activation", &act));
     MAGNETAR_TRY(parse_activation(act.empty() ? "gelu_pytorch_tanh" : act, config_path, &activation));
   } else {
-    std::string act = cfg.get_string("hidden_act");
+    std::string act;
+    MAGNETAR_TRY(cfg.get_string("hidden_act", &act));
     MAGNETAR_TRY(parse_activation(act.empty() ? "silu" : act, config_path, &activation));
   }
 
@@ -306,7 +343,8 @@ Status plan_hf_folder(const std::string& folder, ConversionPlan* plan) {
   SafetensorsSet set;
   MAGNETAR_TRY(open_safetensors_folder(folder, &set));
   plan->source_bytes = set.total_file_bytes;
-  const bool tie = cfg.get_bool("tie_word_embeddings", gemma);
+  bool tie;
+  MAGNETAR_TRY(cfg.get_bool("tie_word_embeddings", gemma, &tie));
   const bool has_lm_head = set.find("lm_head.weight", nullptr) != nullptr;
   const bool tied = tie || !has_lm_head;
   if (tied) h.flags |= format::kFlagTiedEmbeddings;
@@ -344,6 +382,7 @@ Status plan_hf_folder(const std::string& folder, ConversionPlan* plan) {
       MAGNETAR_TRY((tp.norm(dst + "post_ffn_norm", src + "post_feedforward_layernorm.weight",
                                        D, norm_add)));
   }
+  MAGNETAR_TRY(check_no_extra_layers(set, n_layers, config_path));
   MAGNETAR_TRY((tp.norm("output_norm", "model.norm.weight", D, norm_add)));
   if (!tied)
     MAGNETAR_TRY((tp.matrix("output", {"lm_head.weight"}, {static_cast<uint64_t>(vocab)}, D)));

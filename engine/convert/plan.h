@@ -8,6 +8,7 @@
 
 #include "convert/safetensors.h"
 #include "format/model_format.h"
+#include "magnetar/convert.h"
 #include "magnetar/status.h"
 
 namespace magnetar::convert {
@@ -40,7 +41,7 @@ struct PlannedTensor {
 
 struct ConversionPlan {
   std::string architecture;  // "LlamaForCausalLM", ...
-  std::string kind;          // "Hugging Face folder" or "llama2.c checkpoint"
+  std::string kind;          // "Hugging Face folder", "GGUF file" or "llama2.c checkpoint"
   format::FileHeader header{};  // hyperparameters, flags, token ids (offsets set by the writer)
   std::vector<PlannedTensor> tensors;
   std::string tokenizer;      // SentencePiece ModelProto bytes
@@ -54,5 +55,10 @@ struct ConversionPlan {
 Status plan_hf_folder(const std::string& folder, ConversionPlan* plan);
 Status plan_llama2c(const std::string& checkpoint, const std::string& tokenizer_path,
                     ConversionPlan* plan);
+
+// The file's element type of each public weight type (an error for one the format cannot store),
+// and back.
+Status weight_dtype_for(WeightType type, format::DType* out);
+WeightType weight_type_of(format::DType dtype);
 
 }  // namespace magnetar::convert

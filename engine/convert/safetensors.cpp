@@ -11,6 +11,7 @@
 #include <set>
 
 #include "convert/input_file.h"
+#include "convert/json_input.h"
 
 namespace magnetar::convert {
 
@@ -67,9 +68,8 @@ Status read_safetensors_header(const std::string& path, SafetensorsFile* out) {
                          " bytes): truncated or not a safetensors file");
   std::string text(header_len, '\0');
   MAGNETAR_TRY(f.read_at(8, text.data(), header_len));
-  json header = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (header.is_discarded() || !header.is_object())
-    return Status::error(path + ": malformed JSON in the safetensors header");
+  json header;
+  MAGNETAR_TRY(parse_json_object(text, path + ": safetensors header", &header));
 
   const uint64_t data_start = 8 + header_len;
   const uint64_t data_bytes = f.size() - data_start;
@@ -90,17 +90,19 @@ Status read_safetensors_header(const std::string& path, SafetensorsFile* out) {
     t.name = it.key();
     t.dtype_name = v["dtype"].get<std::string>();
     t.dtype = parse_dtype(t.dtype_name);
+    if (v["shape"].size() > 8)  // tensors of a language model have 1 or 2 dimensions
+      return Status::error(where + "shape has " + std::to_string(v["shape"].size()) + " dimensions");
     uint64_t elements = 1;
     for (const json& d : v["shape"]) {
       uint64_t n = 0;
       if (!as_u64(d, &n) || n > (1ull << 40))
-        return Status::error(where + "malformed shape " + v["shape"].dump());
+        return Status::error(where + "malformed shape " + json_excerpt(v["shape"]));
       t.shape.push_back(n);
       elements = (n != 0 && elements > (1ull << 50) / n) ? (1ull << 50) : elements * n;
     }
     uint64_t begin = 0, end = 0;
     if (!as_u64(v["data_offsets"][0], &begin) || !as_u64(v["data_offsets"][1], &end))
-      return Status::error(where + "malformed data_offsets " + v["data_offsets"].dump());
+      return Status::error(where + "malformed data_offsets " + json_excerpt(v["data_offsets"]));
     if (begin > end)
       return Status::error(where + "data_offsets [" + std::to_string(begin) + ", " +
                            std::to_string(end) + "] are reversed");
@@ -111,7 +113,7 @@ Status read_safetensors_header(const std::string& path, SafetensorsFile* out) {
                            "-byte data section: the file is truncated or its header is corrupt");
     uint64_t esize = source_dtype_bytes(t.dtype);
     if (esize != 0 && end - begin != elements * esize)
-      return Status::error(where + "shape " + v["shape"].dump() + " of " + t.dtype_name +
+      return Status::error(where + "shape " + json_excerpt(v["shape"]) + " of " + t.dtype_name +
                            " needs " + std::to_string(elements * esize) + " bytes but data_offsets " +
                            "cover " + std::to_string(end - begin));
     t.data_offset = data_start + begin;
@@ -144,11 +146,8 @@ Status open_safetensors_folder(const std::string& folder, SafetensorsSet* out) {
   std::vector<std::string> shard_names;
   std::map<std::string, std::string> weight_map;  // tensor -> shard file name
   if (is_regular_file(index_path)) {
-    std::string text;
-    MAGNETAR_TRY(read_small_file(index_path, kMaxIndexBytes, &text));
-    json index = json::parse(text, nullptr, false);
-    if (index.is_discarded() || !index.is_object())
-      return Status::error(index_path + ": malformed JSON");
+    json index;
+    MAGNETAR_TRY(read_json_object_file(index_path, kMaxIndexBytes, &index));
     if (!index.contains("weight_map") || !index["weight_map"].is_object())
       return Status::error(index_path + ": no \"weight_map\" object");
     std::set<std::string> seen;

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "convert/input_file.h"
+#include "convert/json_input.h"
 
 namespace magnetar::convert {
 
@@ -32,10 +33,8 @@ Status inspect_sentencepiece(const std::string& model_bytes, const std::string& 
 Status read_tokenizer_config(const std::string& path, TokenizerConfig* out) {
   *out = TokenizerConfig{};
   if (!is_regular_file(path)) return Status::ok();
-  std::string text;
-  MAGNETAR_TRY(read_small_file(path, 64ull << 20, &text));
-  json j = json::parse(text, nullptr, false);
-  if (j.is_discarded() || !j.is_object()) return Status::error(path + ": malformed JSON");
+  json j;
+  MAGNETAR_TRY(read_json_object_file(path, 64ull << 20, &j));
   if (j.contains("add_bos_token")) {
     if (j["add_bos_token"].is_boolean()) out->add_bos = j["add_bos_token"].get<bool>();
     else if (!j["add_bos_token"].is_null())
@@ -46,10 +45,16 @@ Status read_tokenizer_config(const std::string& path, TokenizerConfig* out) {
     if (t.is_string()) {
       out->chat_template = t.get<std::string>();
     } else if (t.is_array()) {  // [{"name": "default", "template": "..."}, ...]
-      for (const json& e : t)
-        if (e.is_object() && e.value("name", "") == "default" && e.contains("template") &&
-            e["template"].is_string())
+      for (const json& e : t) {
+        // Every entry is {"name": string, "template": string}; anything else is refused, not
+        // skipped (e.value() would throw on a number where a string belongs).
+        if (!e.is_object() || !e.contains("name") || !e["name"].is_string() ||
+            !e.contains("template") || !e["template"].is_string())
+          return Status::error(path + ": chat_template entry " + json_excerpt(e) +
+                               " is not {\"name\": string, \"template\": string}");
+        if (e["name"].get<std::string>() == "default")
           out->chat_template = e["template"].get<std::string>();
+      }
     } else if (!t.is_null()) {
       return Status::error(path + ": chat_template must be a string or a list of named templates");
     }

@@ -70,13 +70,6 @@ class SpinBarrier {
   std::atomic<int> generation_{0};
 };
 
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  size_t m = v.size() / 2;
-  return v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]);
-}
-
 // One thread count: n fresh threads, pinned to cores 0..n-1 (the caller's own thread is never
 // pinned), one warm-up pass and kTimedPasses timed ones. Returns GB/s per timed pass.
 std::vector<double> measure_threads(ReadLoop loop, const uint64_t* buffer, uint64_t words, int n,
@@ -153,11 +146,6 @@ BandwidthProfile measure(int max_threads, uint64_t buffer_bytes, ReadLoop loop) 
 
 namespace {
 
-std::filesystem::path fs_path(const std::string& utf8) {
-  return std::filesystem::path(
-      std::u8string(reinterpret_cast<const char8_t*>(utf8.data()), utf8.size()));
-}
-
 constexpr uint64_t kMaxCacheFileBytes = 1 << 20;
 constexpr int kMaxThreadsInCache = 4096;
 
@@ -170,7 +158,7 @@ std::string cache_key(const std::string& cpu_brand, int logical_cores) {
 std::string cache_path() {
   const std::string dir = platform::user_cache_dir();
   if (dir.empty()) return "";
-  const std::u8string joined = (fs_path(dir) / "bandwidth.json").u8string();
+  const std::u8string joined = (to_path(dir) / "bandwidth.json").u8string();
   return std::string(joined.begin(), joined.end());
 }
 
@@ -232,7 +220,7 @@ std::string update_cache(std::string_view existing_json, const std::string& key,
 
 Status read_cache_file(const std::string& path, const std::string& key, BandwidthProfile* out) {
   std::error_code ec;
-  const auto p = fs_path(path);
+  const auto p = to_path(path);
   const uintmax_t size = std::filesystem::file_size(p, ec);
   if (ec) return Status::error("cannot read " + path + ": " + ec.message());
   if (size > kMaxCacheFileBytes) return Status::error(path + " is implausibly large");
@@ -248,7 +236,7 @@ Status write_cache_file(const std::string& path, const std::string& key,
   std::string existing;
   {
     std::error_code ec;
-    const auto p = fs_path(path);
+    const auto p = to_path(path);
     if (std::filesystem::exists(p, ec) && std::filesystem::file_size(p, ec) <= kMaxCacheFileBytes) {
       std::ifstream in(p, std::ios::binary);
       std::ostringstream text;
@@ -260,23 +248,7 @@ Status write_cache_file(const std::string& path, const std::string& key,
                                std::chrono::system_clock::now().time_since_epoch())
                                .count();
   const std::string text = update_cache(existing, key, profile, now_unix);
-  const std::string temp = path + ".tmp-" + std::to_string(platform::process_id());
-  {
-    std::ofstream out(fs_path(temp), std::ios::binary | std::ios::trunc);
-    out.write(text.data(), static_cast<std::streamsize>(text.size()));
-    out.close();
-    if (!out) {
-      std::error_code ec;
-      std::filesystem::remove(fs_path(temp), ec);
-      return Status::error("cannot write " + temp);
-    }
-  }
-  Status renamed = platform::rename_replace(temp, path);
-  if (!renamed) {
-    std::error_code ec;
-    std::filesystem::remove(fs_path(temp), ec);
-  }
-  return renamed;
+  return write_file_atomically(path, text);
 }
 
 }  // namespace magnetar::bandwidth

@@ -12,12 +12,13 @@
 
 #include "magnetar/status.h"
 #include "magnetar/system.h"
+#include "magnetar/tools.h"
 
 namespace magnetar::bandwidth {
 
 inline constexpr uint64_t kDefaultBufferBytes = uint64_t(1) << 30;  // 1 GiB: >> any LLC today
 inline constexpr uint64_t kMinBufferBytes = uint64_t(64) << 20;
-inline constexpr int kTimedPasses = 5;  // per thread count, after one untimed warm-up pass
+inline constexpr int kTimedPasses = kBandwidthTimedPasses;  // per thread count, after a warm-up
 inline constexpr int kCacheVersion = 1;
 
 // A streaming read: reads words [0, n) of `data` and returns a value that depends on all of them

@@ -67,16 +67,25 @@ Status file_size(const std::string& path, uint64_t* out);
 // Reads up to `bytes` from `offset`; *read_bytes tells how many arrived.
 Status read_file_range(const std::string& path, uint64_t offset, void* dst, uint64_t bytes);
 
+// An output path that exists must be a regular file (symlinks judged by their target): a device,
+// FIFO, socket or folder is refused, since a temp-then-rename write would replace it.
+Status check_output_target(const std::string& path);
 // Atomic replace: rename src onto dst (replacing dst if present).
 Status rename_replace(const std::string& src, const std::string& dst);
 // fsync a file by path (best effort on platforms without it).
 Status sync_file(const std::string& path);
 int process_id();
+// Whether a process with this id runs now (stale "<file>.tmp-<pid>" detection). Ids are reused,
+// so a dead writer's file may survive until that id is free again; a live one is never touched.
+bool process_alive(int pid);
 
 // Per-user directories (created if missing): XDG_DATA_HOME/magnetar | %APPDATA%\Magnetar,
 // XDG_CACHE_HOME/magnetar | %LOCALAPPDATA%\Magnetar\cache.
 std::string user_data_dir();
 std::string user_cache_dir();
+// Where the app keeps converted models: user_data_dir()/models on Linux, but
+// %LOCALAPPDATA%\Magnetar\models on Windows (multi-GB files must not roam with %APPDATA%).
+std::string user_models_dir();
 
 double now_seconds();  // monotonic, high resolution
 uint64_t current_resident_bytes();
@@ -89,9 +98,6 @@ std::string cpu_brand();
 // Pins the calling thread to physical core `core` (mod physical_cores()), any of its SMT
 // siblings; best effort.
 void set_current_thread_affinity(int core);
-
-// Converts a path given as UTF-8 into the platform's form and back (Windows: UTF-16).
-// Paths inside the engine are UTF-8 std::strings everywhere.
 
 // Futex-style sleeping on a 32-bit atomic (the thread pool's idle wait): wait_while_equal blocks
 // while word == expected and may return spuriously (callers re-check); wake_* wake sleepers.

@@ -4,6 +4,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/types.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -81,10 +82,17 @@ Status read_all(int fd, const std::string& path, uint8_t* dst, uint64_t size,
 
 }  // namespace
 
+// O_NONBLOCK: opening a FIFO for reading would otherwise block until a writer appears (a model
+// path naming a FIFO hung the loader); regular files ignore the flag. Callers fstat and refuse
+// anything that is not a regular file.
+static int open_for_reading(const std::string& path) {
+  return ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+}
+
 Status FileBuffer::open(const std::string& path, Mode mode, Progress progress, void* ctx,
                         const std::atomic<bool>* cancel) {
   close();
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  int fd = open_for_reading(path);
   if (fd < 0) return Status::error(path + ": cannot open: " + errno_text());
   struct stat st {};
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
@@ -159,7 +167,7 @@ Status file_size(const std::string& path, uint64_t* out) {
 }
 
 Status read_file_range(const std::string& path, uint64_t offset, void* dst, uint64_t bytes) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  int fd = open_for_reading(path);
   if (fd < 0) return Status::error(path + ": cannot open: " + errno_text());
   uint64_t done = 0;
   while (done < bytes) {
@@ -173,6 +181,16 @@ Status read_file_range(const std::string& path, uint64_t offset, void* dst, uint
     done += static_cast<uint64_t>(got);
   }
   ::close(fd);
+  return Status::ok();
+}
+
+Status check_output_target(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return Status::ok();  // a new file (or a dangling link)
+  if (S_ISDIR(st.st_mode)) return Status::error(path + ": is a folder; give a file's path");
+  if (!S_ISREG(st.st_mode))
+    return Status::error(path + ": exists and is not a regular file (a device, pipe or socket); "
+                         "refusing to replace it");
   return Status::ok();
 }
 
@@ -190,7 +208,7 @@ Status rename_replace(const std::string& src, const std::string& dst) {
 }
 
 Status sync_file(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  int fd = open_for_reading(path);
   if (fd < 0) return Status::error(path + ": cannot open to sync: " + errno_text());
   int rc = ::fsync(fd);
   ::close(fd);
@@ -199,6 +217,11 @@ Status sync_file(const std::string& path) {
 }
 
 int process_id() { return static_cast<int>(::getpid()); }
+
+bool process_alive(int pid) {
+  if (pid <= 0) return false;
+  return ::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM;  // EPERM: exists, not ours
+}
 
 static std::string xdg_dir(const char* var, const char* fallback_under_home) {
   std::string base;
@@ -216,6 +239,12 @@ static std::string xdg_dir(const char* var, const char* fallback_under_home) {
 
 std::string user_data_dir() { return xdg_dir("XDG_DATA_HOME", ".local/share"); }
 std::string user_cache_dir() { return xdg_dir("XDG_CACHE_HOME", ".cache"); }
+
+std::string user_models_dir() {
+  const std::string dir = user_data_dir() + "/models";
+  ::mkdir(dir.c_str(), 0755);  // best effort, like the data dir; callers report write errors
+  return dir;
+}
 
 double now_seconds() {
   timespec ts{};

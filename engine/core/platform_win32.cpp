@@ -384,7 +384,30 @@ Status sync_file(const std::string& path) {
   return Status::ok();
 }
 
+Status check_output_target(const std::string& path) {
+  std::wstring native;
+  if (!widen(path, &native)) return Status::error(path + ": the path is not valid UTF-8");
+  std::error_code ec;
+  const std::filesystem::file_status st = std::filesystem::status(std::filesystem::path(native), ec);
+  if (ec || !std::filesystem::exists(st)) return Status::ok();  // a new file
+  if (std::filesystem::is_directory(st)) return Status::error(path + ": is a folder; give a file's path");
+  if (!std::filesystem::is_regular_file(st))
+    return Status::error(path + ": exists and is not a regular file (a device or pipe); refusing to "
+                         "replace it");
+  return Status::ok();
+}
+
 int process_id() { return static_cast<int>(GetCurrentProcessId()); }
+
+bool process_alive(int pid) {
+  if (pid <= 0) return false;
+  HANDLE process = OpenProcess(PROCESS_QUERY_LIMITED_INFORMATION, FALSE, static_cast<DWORD>(pid));
+  if (!process) return GetLastError() == ERROR_ACCESS_DENIED;  // exists, but not ours to query
+  DWORD code = 0;
+  const bool running = GetExitCodeProcess(process, &code) && code == STILL_ACTIVE;
+  CloseHandle(process);
+  return running;
+}
 
 // ---------------------------------------------------------------------------------------------
 // 5. Per-user directories
@@ -425,6 +448,10 @@ std::string user_data_dir() {
 
 std::string user_cache_dir() {
   return make_user_dir(known_folder(L"LOCALAPPDATA", FOLDERID_LocalAppData), L"Magnetar\\cache");
+}
+
+std::string user_models_dir() {
+  return make_user_dir(known_folder(L"LOCALAPPDATA", FOLDERID_LocalAppData), L"Magnetar\\models");
 }
 
 // ---------------------------------------------------------------------------------------------

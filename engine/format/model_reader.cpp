@@ -53,6 +53,11 @@ Status check_header(const FileHeader& h, uint64_t file_size) {
       !(h.query_scale > 0) || !std::isfinite(h.query_scale) || !(h.attn_softcap >= 0) ||
       !(h.final_softcap >= 0) || !std::isfinite(h.attn_softcap) || !std::isfinite(h.final_softcap))
     return Status::error("header has an invalid float parameter");
+  // The model keeps these as int: a value past INT32_MAX would wrap and silently turn sliding
+  // attention off.
+  if (h.sliding_window > INT32_MAX || h.sliding_window_period > INT32_MAX)
+    return Status::error("sliding window " + std::to_string(h.sliding_window) + " / period " +
+                         std::to_string(h.sliding_window_period) + " is out of range");
   if (h.bos_id < -1 || h.bos_id >= static_cast<int32_t>(h.vocab_size))
     return Status::error("BOS id " + std::to_string(h.bos_id) + " is outside the vocabulary");
   if (h.n_eog_ids < 0 || h.n_eog_ids > kMaxEogIds)

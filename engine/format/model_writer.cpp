@@ -3,6 +3,7 @@
 // whole or in consecutive parts; commit() fsyncs and renames the temporary file onto the target.
 #include "format/model_writer.h"
 
+#include <cstdint>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -10,6 +11,7 @@
 #include <system_error>
 
 #include "core/platform.h"
+#include "format/model_reader.h"
 
 namespace magnetar::format {
 
@@ -22,6 +24,26 @@ fs::path utf8_path(const std::string& s) { return fs::path(std::u8string(s.begin
 const char kZeros[kAlignment] = {};
 
 }  // namespace
+
+int remove_stale_temp_files(const std::string& path) {
+  const fs::path target = utf8_path(path);
+  const std::u8string prefix = target.filename().u8string() + u8".tmp-";
+  fs::path dir = target.parent_path();
+  if (dir.empty()) dir = ".";
+  int removed = 0;
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::u8string name = it->path().filename().u8string();
+    if (name.size() <= prefix.size() || name.compare(0, prefix.size(), prefix) != 0) continue;
+    const std::u8string digits = name.substr(prefix.size());
+    if (digits.size() > 10 || digits.find_first_not_of(u8"0123456789") != std::u8string::npos) continue;
+    const long long pid = std::stoll(std::string(digits.begin(), digits.end()));
+    if (pid > INT32_MAX || platform::process_alive(static_cast<int>(pid))) continue;
+    std::error_code remove_ec;
+    if (it->is_regular_file(remove_ec) && fs::remove(it->path(), remove_ec)) ++removed;
+  }
+  return removed;
+}
 
 struct ModelWriter::Impl {
   std::string final_path;
@@ -106,6 +128,16 @@ Status ModelWriter::create(const std::string& path, const FileHeader& header,
   h.data_offset = data_offset;
   h.file_bytes = offset;
   std::memset(h.reserved, 0, sizeof(h.reserved));
+
+  // The reader's own rules, before a byte is written: a file it would reject is never produced.
+  std::vector<uint8_t> prefix(sizeof(FileHeader) + impl->entries.size() * sizeof(TensorEntry));
+  std::memcpy(prefix.data(), &h, sizeof(h));
+  std::memcpy(prefix.data() + sizeof(h), impl->entries.data(), impl->entries.size() * sizeof(TensorEntry));
+  ModelFileView view;
+  if (Status s = parse_model_header(prefix.data(), prefix.size(), h.file_bytes, &view); !s)
+    return Status::error("refusing to write " + path + ", the reader would reject it: " + s.message());
+  MAGNETAR_TRY(platform::check_output_target(path));
+  remove_stale_temp_files(path);
 
   impl->out.open(utf8_path(impl->temp_path), std::ios::binary | std::ios::out | std::ios::trunc);
   if (!impl->out.is_open())

@@ -2,6 +2,7 @@
 // front, so offsets are known; tensors are then written one at a time in any order. The file is
 // written to "<path>.tmp-<pid>" and renamed onto <path> by commit(); destroying an uncommitted
 // writer removes the temporary file, so a failed or cancelled conversion leaves nothing behind.
+// create() refuses headers and tables the reader would reject and non-regular output targets.
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -19,6 +20,11 @@ struct TensorDecl {
   uint64_t rows = 1, cols = 0;  // 1-D tensors: rows = 1, n_dims = 1
   int n_dims = 2;
 };
+
+// Removes "<path>.tmp-<pid>" files whose process is gone (a conversion killed by SIGKILL or a
+// power cut); temp files of running processes stay. Returns how many were removed. create()
+// calls it, so the next write to the same output cleans up.
+int remove_stale_temp_files(const std::string& path);
 
 class ModelWriter {
  public:

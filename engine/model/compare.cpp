@@ -1,5 +1,6 @@
-// compare_logits: KL divergence, top-1 agreement and perplexity of two logit sequences.
-#include "model/compare.h"
+// compare_logits (magnetar/tools.h): KL divergence, top-1 agreement and perplexity of two logit
+// sequences.
+#include "magnetar/tools.h"
 
 #include <algorithm>
 #include <cassert>

@@ -60,6 +60,12 @@ struct Model::Impl {
   std::vector<int> eog_ids;
 };
 
+// The engine's access to a Model's internals (Model::Impl is opaque to frontends).
+struct ModelInternals {
+  static Model::Impl& impl(Model& model) { return *model.impl_; }
+  static const Model::Impl& impl(const Model& model) { return *model.impl_; }
+};
+
 // A float buffer from platform::alloc_large (64-byte aligned, zeroed).
 class LargeBuffer {
  public:

@@ -38,7 +38,7 @@ Session::~Session() = default;
 Status Session::create(Model& model, std::unique_ptr<Session>* out) {
   auto s = std::make_unique<Impl>();
   s->model = &model;
-  const Model::Impl& m = model.impl();
+  const Model::Impl& m = ModelInternals::impl(model);
   s->state_threads = std::max(model.threads(), ThreadPool::default_threads());
   if (!allocate_run_state(m.config, m.info.context_length, kPrefillBatch, s->state_threads,
                           m.info.kv_type, &s->state))
@@ -76,7 +76,7 @@ int Session::matching_prefix(const std::vector<int>& tokens) const {
 
 Status Session::evaluate(const std::vector<int>& tokens, std::vector<float>* logits) {
   Impl& s = *impl_;
-  Model::Impl& m = s.model->impl();
+  Model::Impl& m = ModelInternals::impl(*s.model);
   const int vocab = m.config.vocab_size;
   if (tokens.empty()) return Status::error("no tokens to evaluate");
   for (int t : tokens)
@@ -101,7 +101,7 @@ Status Session::evaluate(const std::vector<int>& tokens, std::vector<float>* log
 Status Session::generate(const GenerateRequest& request, GenerateResult* result) {
   Impl& s = *impl_;
   Model& model = *s.model;
-  Model::Impl& m = model.impl();
+  Model::Impl& m = ModelInternals::impl(model);
   const int vocab = m.config.vocab_size;
   const double t_start = platform::now_seconds();
   *result = GenerateResult();
@@ -149,7 +149,9 @@ Status Session::generate(const GenerateRequest& request, GenerateResult* result)
 
   // --- decode ---
   s.sampler.reset(request.sampler);
-  result->tokens.reserve(request.max_tokens);
+  // Never more than the context can still hold: max_tokens is the caller's, possibly huge.
+  result->tokens.reserve(static_cast<size_t>(
+      std::min<int64_t>(request.max_tokens, s.state.context - n_context() + 1)));
   const bool strip_first_space = m.tokenizer.adds_dummy_prefix();
   double decode_seconds = 0;
   int n_decoded = 0;

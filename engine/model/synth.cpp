@@ -272,6 +272,8 @@ Status write_model(const Spec& spec, const Options& options, const std::string& 
     // Norm multipliers: ones, so activations keep a sane scale through the layers.
     const float scale = 1.0f / std::sqrt(static_cast<float>(d.cols));
     for (uint64_t first = 0; first < count; first += kChunkValues) {
+      if (options.cancel && options.cancel->load(std::memory_order_relaxed))
+        return Status::error("cancelled: " + path + " was not written");
       const uint64_t n = std::min(kChunkValues, count - first);
       const void* data = nullptr;
       uint64_t bytes = 0;

@@ -6,6 +6,7 @@
 // Streamed through format::ModelWriter in parts of a few MiB (temporary file + rename): memory
 // use does not grow with the model (Gemma-2B F16 is 5 GB on disk).
 #pragma once
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -55,6 +56,8 @@ struct Options {
   uint64_t seed = 0;
   // (bytes written, total bytes), called after each part.
   std::function<void(uint64_t done, uint64_t total)> on_progress;
+  // Set (by a signal handler): the write stops between chunks and removes its temporary file.
+  const std::atomic<bool>* cancel = nullptr;
 };
 
 // Writes the whole file atomically; on any error nothing is left at `path`.

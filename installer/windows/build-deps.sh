@@ -35,10 +35,11 @@ src_packages=(glfw3 imgui sentencepiece pcre2 utf8proc)
 log() { echo "[win-deps] $*" >&2; }
 die() { log "error: $*"; exit 1; }
 
-# Newest version of a source package that apt knows about.
-source_version() {
-  apt-cache showsrc "$1" 2>/dev/null | sed -n 's/^Version: //p' | sort -V | tail -n 1
+# Versions of a source package that apt knows about, newest first.
+source_versions() {
+  apt-cache showsrc "$1" 2>/dev/null | sed -n 's/^Version: //p' | sort -uV -r
 }
+source_version() { source_versions "$1" | head -n 1; }
 installed_version() { dpkg-query -W -f='${Version}' "$1" 2>/dev/null || echo missing; }
 
 command -v x86_64-w64-mingw32-g++-posix >/dev/null || die "x86_64-w64-mingw32-g++-posix not found (apt-get install mingw-w64)"
@@ -102,10 +103,20 @@ cmake_cross() {  # cmake_cross <source dir> <build dir> [-D...]
 }
 
 # --- sources: apt-get source, exact versions, Debian patches applied ---
+# A mirror may list a version whose source files it does not serve (a security update's .dsc
+# missing from the mirror): fall back to the next older version apt knows, and say so.
 fetch_sources() {
-  cd "$work/src"
+  cd "$work/src" || return 1
+  local p v fetched
   for p in "${src_packages[@]}"; do
-    apt-get source -q "$p=${version[$p]}"
+    fetched=""
+    for v in $(source_versions "$p"); do
+      if apt-get source -q "$p=$v"; then fetched=$v; break; fi
+      log "apt-get source $p=$v failed; trying an older version"
+      rm -rf "${work:?}/src/${p}"[-_]*
+    done
+    [ -n "$fetched" ] || { log "no version of source package $p could be fetched"; return 1; }
+    echo "$p $fetched" >>"$work/fetched-versions.txt"
   done
 }
 step fetch-sources fetch_sources
@@ -114,6 +125,38 @@ srcdir() { find "$work/src" -maxdepth 1 -mindepth 1 -type d -name "$1-*" | head 
 # --- GLFW (static) ---
 step glfw cmake_cross "$(srcdir glfw3)" "$work/build-glfw" \
   -DBUILD_SHARED_LIBS=OFF -DGLFW_BUILD_EXAMPLES=OFF -DGLFW_BUILD_TESTS=OFF -DGLFW_BUILD_DOCS=OFF
+
+# --- PCRE2 (8-bit code units, Unicode, JIT), static: tokenizer.json pre-tokenizer regexes ---
+step pcre2 cmake_cross "$(srcdir pcre2)" "$work/build-pcre2" \
+  -DBUILD_SHARED_LIBS=OFF -DBUILD_STATIC_LIBS=ON -DPCRE2_BUILD_PCRE2_8=ON -DPCRE2_BUILD_PCRE2_16=OFF \
+  -DPCRE2_BUILD_PCRE2_32=OFF -DPCRE2_SUPPORT_JIT=ON -DPCRE2_SUPPORT_UNICODE=ON \
+  -DPCRE2_BUILD_PCRE2GREP=OFF -DPCRE2_BUILD_TESTS=OFF -DCMAKE_INSTALL_LIBDIR=lib
+pcre2_pc="$prefix/lib/pkgconfig/libpcre2-8.pc"
+[ -f "$pcre2_pc" ] || die "pcre2 installed no libpcre2-8.pc"
+# pcre2.h declares its functions dllimport unless PCRE2_STATIC is defined; the CMake build's .pc
+# does not say so for a static build.
+grep -q -- '-DPCRE2_STATIC' "$pcre2_pc" || sed -i 's/^Cflags: \(.*\)$/Cflags: \1 -DPCRE2_STATIC/' "$pcre2_pc"
+grep -q '^Cflags: .*-DPCRE2_STATIC' "$pcre2_pc" || die "could not add -DPCRE2_STATIC to $pcre2_pc"
+rm -f "$prefix/lib/libpcre2-posix.a" "$prefix/lib/pkgconfig/libpcre2-posix.pc"  # not used
+
+# --- utf8proc (Unicode normalisation), static; its CMake build installs no .pc: write one with
+# UTF8PROC_STATIC, which its header needs to link statically on Windows ---
+utf8proc_src=$(srcdir utf8proc)
+step utf8proc cmake_cross "$utf8proc_src" "$work/build-utf8proc" \
+  -DBUILD_SHARED_LIBS=OFF -DUTF8PROC_ENABLE_TESTING=OFF -DCMAKE_INSTALL_LIBDIR=lib
+[ -f "$prefix/lib/libutf8proc.a" ] || die "utf8proc installed no libutf8proc.a"
+utf8proc_version=${version[utf8proc]%%-*}
+cat >"$prefix/lib/pkgconfig/libutf8proc.pc" <<PC
+prefix=$prefix
+libdir=\${prefix}/lib
+includedir=\${prefix}/include
+
+Name: libutf8proc
+Description: UTF-8 processing library (Debian source $utf8proc_version), static, for Windows
+Version: $utf8proc_version
+Libs: -L\${libdir} -lutf8proc
+Cflags: -I\${includedir} -DUTF8PROC_STATIC
+PC
 
 # --- Dear ImGui: core + imgui_stdlib + GLFW/OpenGL3 backends, bundled stb (Debian's -dev build
 # links the system libstb instead, which has no Windows build) ---
@@ -188,34 +231,6 @@ done
 rm -f "$prefix"/bin/spm_*.exe
 rmdir "$prefix/bin" 2>/dev/null || true
 
-# --- PCRE2 (8-bit code units, Unicode, JIT), static: tokenizer.json pre-tokenizer regexes ---
-step pcre2 cmake_cross "$(srcdir pcre2)" "$work/build-pcre2" \
-  -DBUILD_SHARED_LIBS=OFF -DBUILD_STATIC_LIBS=ON -DPCRE2_BUILD_PCRE2_8=ON -DPCRE2_BUILD_PCRE2_16=OFF \
-  -DPCRE2_BUILD_PCRE2_32=OFF -DPCRE2_SUPPORT_JIT=ON -DPCRE2_SUPPORT_UNICODE=ON \
-  -DPCRE2_BUILD_PCRE2GREP=OFF -DPCRE2_BUILD_TESTS=OFF -DCMAKE_INSTALL_LIBDIR=lib
-[ -f "$prefix/lib/pkgconfig/libpcre2-8.pc" ] || die "pcre2 installed no libpcre2-8.pc"
-grep -q -- '-DPCRE2_STATIC' "$prefix/lib/pkgconfig/libpcre2-8.pc" ||
-  die "libpcre2-8.pc lacks -DPCRE2_STATIC (needed to link the static library on Windows)"
-
-# --- utf8proc (Unicode normalisation), static; its CMake build installs no .pc: write one with
-# UTF8PROC_STATIC, which its header needs to link statically on Windows ---
-utf8proc_src=$(srcdir utf8proc)
-step utf8proc cmake_cross "$utf8proc_src" "$work/build-utf8proc" \
-  -DBUILD_SHARED_LIBS=OFF -DUTF8PROC_ENABLE_TESTING=OFF -DCMAKE_INSTALL_LIBDIR=lib
-[ -f "$prefix/lib/libutf8proc.a" ] || die "utf8proc installed no libutf8proc.a"
-utf8proc_version=${version[utf8proc]%%-*}
-cat >"$prefix/lib/pkgconfig/libutf8proc.pc" <<PC
-prefix=$prefix
-libdir=\${prefix}/lib
-includedir=\${prefix}/include
-
-Name: libutf8proc
-Description: UTF-8 processing library (Debian source $utf8proc_version), static, for Windows
-Version: $utf8proc_version
-Libs: -L\${libdir} -lutf8proc
-Cflags: -I\${includedir} -DUTF8PROC_STATIC
-PC
-
 # --- licences of everything linked into the executables, for the installer ---
 copy_licences() {
   local p
@@ -234,7 +249,7 @@ copy_licences() {
 }
 step licences copy_licences
 
-printf '%s\n' "$key_text" >"$prefix/versions.txt"
+{ printf '%s\n' "$key_text"; echo "fetched:"; cat "$work/fetched-versions.txt"; } >"$prefix/versions.txt"
 touch "$stamp"
 log "done in $(( $(date +%s) - started ))s: $prefix"
 echo "$prefix"

@@ -101,23 +101,56 @@ TEST_F(AppStateTest, KvCacheTypeFromSettingsGoesWithTheNextLoad) {
   info.kv_type = KvType::Int8;  // what the engine actually allocated
   info.kv_cache_bytes = 4096;
   app_.on_event(event(EventKind::ModelLoaded, id), 1.0, &info);
-  EXPECT_EQ(app_.model.kv_type, KvType::Int8);
-  EXPECT_EQ(app_.model.kv_cache_bytes, 4096u);
+  EXPECT_EQ(app_.model.info.kv_type, KvType::Int8);
+  EXPECT_EQ(app_.model.info.kv_cache_bytes, 4096u);
   // Changing the setting does not pretend the loaded model changed.
   app_.settings.kv_type = KvType::F16;
-  EXPECT_EQ(app_.model.kv_type, KvType::Int8);
+  EXPECT_EQ(app_.model.info.kv_type, KvType::Int8);
 }
 
-TEST(KvTypeWords, MatchTheEngineSpelling) {
+TEST_F(AppStateTest, InspectionGoesThroughTheEngineAndKeepsOnlyTheLatest) {
+  app_.request_inspect("/sources/first");
+  app_.request_inspect("/sources/second");  // a second drop replaces the first
+  ASSERT_EQ(app_.outbox.size(), 2u);
+  EXPECT_EQ(app_.outbox[1].kind, EngineCommand::Kind::Inspect);
+  EXPECT_EQ(app_.outbox[1].path, "/sources/second");
+  const uint64_t first = app_.outbox[0].request_id, second = app_.outbox[1].request_id;
+  app_.outbox.clear();
+  EXPECT_TRUE(app_.inspection.active);
+  EXPECT_FALSE(app_.busy());  // inspecting is not a job: nothing else waits for it
+
+  SourceSummary stale;
+  stale.n_layers = 1;
+  app_.on_event(event(EventKind::SourceInspected, first), 1.0, nullptr, &stale);
+  EXPECT_TRUE(app_.inspection.active);  // the replaced request's answer is ignored
+
+  SourceSummary summary;
+  summary.n_layers = 5;
+  summary.kind = "Hugging Face folder";
+  app_.on_event(event(EventKind::SourceInspected, second), 1.0, nullptr, &summary);
+  EXPECT_FALSE(app_.inspection.active);
+  EXPECT_TRUE(app_.inspection.ok);
+  EXPECT_EQ(app_.inspection.source, "/sources/second");
+  EXPECT_EQ(app_.inspection.summary.n_layers, 5);
+
+  app_.request_inspect("/sources/broken");
+  const uint64_t broken = app_.outbox.back().request_id;
+  app_.on_event(event(EventKind::InspectFailed, broken, "config.json is missing"), 2.0);
+  EXPECT_FALSE(app_.inspection.active);
+  EXPECT_FALSE(app_.inspection.ok);
+  EXPECT_EQ(app_.inspection.error, "config.json is missing");
+}
+
+TEST(KvTypeNames, SettingsSpellingRoundTripsThroughTheEngine) {
   for (KvType type : {KvType::F32, KvType::F16, KvType::Int8}) {
     KvType back = KvType::F32;
-    ASSERT_TRUE(kv_type_from_words(kv_type_words(type), &back));
+    ASSERT_TRUE(parse_kv_type(kv_type_name(type), &back));
     EXPECT_EQ(back, type);
   }
-  EXPECT_STREQ(kv_type_words(KvType::Int8), "int8");
+  EXPECT_STREQ(kv_type_name(KvType::Int8), "int8");
   KvType untouched = KvType::F16;
   for (const char* bad : {"", "F16", "q8_0", "int4", "f16 "}) {
-    EXPECT_FALSE(kv_type_from_words(bad, &untouched)) << bad;
+    EXPECT_FALSE(parse_kv_type(bad, &untouched)) << bad;
     EXPECT_EQ(untouched, KvType::F16);
   }
 }
@@ -293,7 +326,7 @@ TEST_F(AppStateTest, FailedConversionChangesNothingElse) {
   app_.outbox.clear();
   app_.on_event(event(EventKind::ConvertFailed, id, "config.json: missing hidden_size"), 1.0);
   EXPECT_TRUE(app_.model.present);
-  EXPECT_EQ(app_.model.path, "/models/tiny.mgn");
+  EXPECT_EQ(app_.model.info.path, "/models/tiny.mgn");
   EXPECT_TRUE(app_.outbox.empty());
   EXPECT_NE(app_.notices.back().text.find("missing hidden_size"), std::string::npos);
 }

@@ -89,6 +89,48 @@ TEST(ContextFit, NeverStartsAtAnAssistantMessage) {
   for (size_t first : asked) EXPECT_EQ(messages[first].role, "user");
 }
 
+// The overflow policy on the engine's messages: 10 tokens per message, the system prompt too.
+std::vector<ChatMessage> engine_chat(std::initializer_list<const char*> roles) {
+  std::vector<ChatMessage> messages;
+  int n = 0;
+  for (const char* r : roles) messages.push_back(ChatMessage{r, "m" + std::to_string(n++)});
+  return messages;
+}
+int ten_per_message(const std::vector<ChatMessage>& messages) { return static_cast<int>(10 * messages.size()); }
+
+TEST(OverflowPolicy, AskSendsNothingAndLeavesTheChoiceToTheUser) {
+  const auto messages = engine_chat({"system", "user", "assistant", "user"});
+  const OverflowDecision d = decide_overflow(messages, OverflowPolicy::Ask, 25, ten_per_message);
+  EXPECT_EQ(d.action, OverflowDecision::Action::Ask);
+  EXPECT_TRUE(d.messages.empty());
+}
+
+TEST(OverflowPolicy, DropOldestKeepsTheSystemPromptAndWholeTurns) {
+  const auto messages = engine_chat({"system", "user", "assistant", "user", "assistant", "user"});
+  const OverflowDecision d = decide_overflow(messages, OverflowPolicy::DropOldest, 45, ten_per_message);
+  ASSERT_EQ(d.action, OverflowDecision::Action::SendTrimmed);
+  EXPECT_EQ(d.left_out, 2);  // the first turn (user + assistant)
+  ASSERT_EQ(d.messages.size(), 4u);
+  EXPECT_EQ(d.messages[0].content, "m0");  // the system prompt stays
+  EXPECT_EQ(d.messages[1].content, "m3");
+  EXPECT_EQ(d.messages.back().content, "m5");
+}
+
+TEST(OverflowPolicy, DropOldestWithoutASystemPrompt) {
+  const auto messages = engine_chat({"user", "assistant", "user"});
+  const OverflowDecision d = decide_overflow(messages, OverflowPolicy::DropOldest, 10, ten_per_message);
+  ASSERT_EQ(d.action, OverflowDecision::Action::SendTrimmed);
+  EXPECT_EQ(d.left_out, 2);
+  ASSERT_EQ(d.messages.size(), 1u);
+  EXPECT_EQ(d.messages[0].content, "m2");
+}
+
+TEST(OverflowPolicy, TheLastMessageAloneTooLong) {
+  const auto messages = engine_chat({"system", "user", "assistant", "user"});
+  EXPECT_EQ(decide_overflow(messages, OverflowPolicy::DropOldest, 19, ten_per_message).action,
+            OverflowDecision::Action::TooLong);
+}
+
 TEST(Predictions, SpeedAndMemory) {
   EXPECT_DOUBLE_EQ(predicted_tokens_per_second(2'000'000'000ull, 20.0), 10.0);
   EXPECT_EQ(predicted_tokens_per_second(0, 20.0), 0.0);

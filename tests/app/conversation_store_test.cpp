@@ -33,7 +33,8 @@ TEST_F(ConversationStoreTest, CreateSaveAndReopen) {
   ASSERT_TRUE(store.save(id).is_ok());
   ASSERT_TRUE(store.rename(id, "  Greeting  ").is_ok());
   EXPECT_TRUE(fs::exists(fs::path(dir_) / (id + ".json")));
-  EXPECT_FALSE(fs::exists(fs::path(dir_) / (id + ".json.tmp")));
+  for (const auto& entry : fs::directory_iterator(dir_))  // no temporary file is left behind
+    EXPECT_EQ(entry.path().filename().string().find(".tmp"), std::string::npos) << entry.path();
 
   ConversationStore again;
   ASSERT_TRUE(again.open(dir_).is_ok());
@@ -109,12 +110,12 @@ TEST_F(ConversationStoreTest, SearchMatchesTitlesCaseInsensitively) {
 
 TEST_F(ConversationStoreTest, AtomicWriteReplacesWholeFile) {
   const std::string path = from_path(fs::path(dir_) / "x.txt");
-  ASSERT_TRUE(atomic_write_file(path, std::string(10000, 'a')).is_ok());
-  ASSERT_TRUE(atomic_write_file(path, "short").is_ok());
+  ASSERT_TRUE(write_file_atomically(path, std::string(10000, 'a')).is_ok());
+  ASSERT_TRUE(write_file_atomically(path, "short").is_ok());
   std::string text;
   ASSERT_TRUE(read_whole_file(path, &text).is_ok());
   EXPECT_EQ(text, "short");
-  EXPECT_FALSE(atomic_write_file(from_path(fs::path(dir_) / "no" / "such" / "dir.txt"), "x").is_ok());
+  EXPECT_FALSE(write_file_atomically(from_path(fs::path(dir_) / "no" / "such" / "dir.txt"), "x").is_ok());
 }
 
 }  // namespace

@@ -137,6 +137,30 @@ TEST_F(EngineBridgeTest, StreamsTheSameTextAsTheEngineDirectly) {
   EXPECT_EQ(text_of(events), direct);
 }
 
+TEST_F(EngineBridgeTest, InspectsASourceOnTheEngineThread) {
+  MAGNETAR_REQUIRE_TESTDATA("stories260K-hf/f32");
+  EngineCommand inspect;
+  inspect.kind = EngineCommand::Kind::Inspect;
+  inspect.request_id = next_id_++;
+  inspect.path = test::testdata_path("stories260K-hf/f32");
+  auto events = run(inspect, {EventKind::SourceInspected, EventKind::InspectFailed});
+  ASSERT_EQ(events.back().kind, EventKind::SourceInspected) << events.back().text_view();
+  EXPECT_EQ(events.back().request_id, inspect.request_id);
+  SourceSummary direct;
+  ASSERT_TRUE(inspect_source(inspect.path, &direct).is_ok());
+  const std::optional<SourceSummary> summary = bridge_->take_source_summary();
+  ASSERT_TRUE(summary.has_value());
+  EXPECT_EQ(summary->n_params, direct.n_params);
+  EXPECT_EQ(summary->n_layers, direct.n_layers);
+  EXPECT_FALSE(bridge_->take_source_summary().has_value());  // taken once
+
+  inspect.request_id = next_id_++;
+  inspect.path = dir_ + "/no-such-folder";
+  events = run(inspect, {EventKind::SourceInspected, EventKind::InspectFailed});
+  EXPECT_EQ(events.back().kind, EventKind::InspectFailed);
+  EXPECT_FALSE(events.back().text_view().empty());
+}
+
 TEST_F(EngineBridgeTest, LoadsWithTheKvCacheTypeAsked) {
   MAGNETAR_REQUIRE_TESTDATA("stories260K-hf/f32");
   convert_and_load(KvType::F32);

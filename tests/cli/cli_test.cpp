@@ -16,7 +16,11 @@
 #define pclose _pclose
 #define DEVNULL "NUL"
 #else
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
 #define DEVNULL "/dev/null"
 #endif
 
@@ -267,6 +271,167 @@ TEST_F(Cli, KvOptionReachesEvalAndRun) {
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_NE(bad.out.find("--kv is"), std::string::npos) << bad.out;
 }
+
+// ---- Hardening (issue 15): options, help, context overflow, special files -----------------------
+
+TEST_F(Cli, HelpAndCommandHelpPrintUsage) {
+  Output all = run_cli("help");
+  EXPECT_EQ(all.exit_code, 0);
+  EXPECT_NE(all.out.find("commands:"), std::string::npos) << all.out;
+  for (const char* command : {"run", "chat", "convert", "eval", "bench", "info", "synth"}) {
+    SCOPED_TRACE(command);
+    Output help = run_cli(std::string("help ") + command);
+    EXPECT_EQ(help.exit_code, 0);
+    EXPECT_EQ(help.out.rfind(std::string("usage: magnetar-cli ") + command, 0), 0u) << help.out;
+    Output flag = run_cli(std::string(command) + " --help");
+    EXPECT_EQ(flag.exit_code, 0);
+    EXPECT_EQ(flag.out, help.out);
+  }
+  EXPECT_EQ(run_cli("help no-such-command").exit_code, 2);
+}
+
+// Every numeric option: out of range, overflowing, NaN or infinite values are refused with the
+// option and its range named — never wrapped, saturated or passed on.
+TEST_F(Cli, OptionValuesAreRangeChecked) {
+  struct Case {
+    std::string args, option;
+  };
+  const std::string m = "run -m " + quoted(dir_ + "/absent.mgn") + " --tokens 1 ";
+  const Case cases[] = {
+      {m + "-n 4294967301", "-n"},            {m + "-n 2147483647", "-n"},
+      {m + "-n -1", "-n"},                    {m + "-n 99999999999999999999999", "-n"},
+      {m + "--ctx 4294967312", "--ctx"},      {m + "--threads 1000", "--threads"},
+      {m + "--threads -1", "--threads"},      {m + "--temp nan", "--temp"},
+      {m + "--temp inf", "--temp"},           {m + "--temp -0.5", "--temp"},
+      {m + "--top-p nan", "--top-p"},         {m + "--top-p 0", "--top-p"},
+      {m + "--top-p 1.5", "--top-p"},         {m + "--min-p nan", "--min-p"},
+      {m + "--min-p 2", "--min-p"},           {m + "--repeat-penalty nan", "--repeat-penalty"},
+      {m + "--repeat-penalty 0", "--repeat-penalty"}, {m + "--top-k 4294967296", "--top-k"},
+      {m + "--seed -3", "--seed"},            {m + "--temp 0x", "--temp"},
+      {"bench -m x --threads 1000", "--threads"}, {"bench -m x --threads 0", "--threads"},
+      {"bench -m x --reps 1e3", "--reps"},    {"bench -m x --idle-seconds nan", "--idle-seconds"},
+      {"chat -m x -n 0", "-n"},               {"synth --like stories15M --seed -1 out", "--seed"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.args);
+    Output o = run_cli(c.args, true);
+    EXPECT_EQ(o.exit_code, 2) << o.out;
+    EXPECT_NE(o.out.find(c.option + " "), std::string::npos) << o.out;
+    EXPECT_TRUE(o.out.find(" from ") != std::string::npos || o.out.find(" in [") != std::string::npos ||
+                o.out.find(" in (") != std::string::npos)
+        << "the valid range is not named: " << o.out;
+  }
+}
+
+TEST_F(Cli, PromptLongerThanTheContextIsAnErrorNamingTheSizes) {
+  MAGNETAR_REQUIRE_TESTDATA("stories260K/stories260K.bin");
+  const std::string model = convert_stories();
+  Output o = run_cli("run -m " + quoted(model) + " --tokens 1,2,3,4,5,6,7,8,9,10 --ctx 8", true);
+  EXPECT_EQ(o.exit_code, 1) << o.out;
+  EXPECT_NE(o.out.find("10 tokens"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("holds 8"), std::string::npos) << o.out;
+  // A prompt that exactly fills the context still yields its one token; -n far beyond the
+  // context allocates nothing for it (the run ends when the context is full).
+  Output fits = run_cli("run -m " + quoted(model) + " --tokens 1,2,3,4,5,6,7,8 --ctx 8 --print-ids", true);
+  EXPECT_EQ(fits.exit_code, 0) << fits.out;
+  Output long_run = run_cli("run -m " + quoted(model) + " --tokens 1 -n 1048576 --ctx 16 --no-stop --print-ids", true);
+  EXPECT_EQ(long_run.exit_code, 0) << long_run.out;
+  EXPECT_NE(long_run.out.find("stop: context full"), std::string::npos) << long_run.out;
+}
+
+TEST_F(Cli, ContextAboveTheTrainedLengthWarns) {
+  MAGNETAR_REQUIRE_TESTDATA("stories260K/stories260K.bin");
+  const std::string model = convert_stories();
+  Output above = run_cli("run -m " + quoted(model) + " --tokens 1 -n 2 --ctx 1024", true);
+  EXPECT_EQ(above.exit_code, 0) << above.out;
+  EXPECT_NE(above.out.find("warning: --ctx 1024 is above the 512 tokens"), std::string::npos) << above.out;
+  Output within = run_cli("run -m " + quoted(model) + " --tokens 1 -n 2 --ctx 512", true);
+  EXPECT_EQ(within.out.find("warning"), std::string::npos) << within.out;
+}
+
+// chat: a conversation that outgrows --ctx is refused with the sizes, or with --context-shift
+// loses its oldest turns (the system prompt stays) with a notice; every turn gets an answer.
+TEST_F(Cli, ChatContextOverflowIsRefusedOrShifted) {
+  MAGNETAR_REQUIRE_TESTDATA("stories260K/stories260K.bin");
+  const std::string model = convert_stories();
+  const std::string input = dir_ + "/turns.txt";
+  {
+    FILE* f = std::fopen(input.c_str(), "wb");
+    std::fputs("hello there my friend\nhow are you doing today\nand what about tomorrow then\n"
+               "one more line to overflow again\n", f);
+    std::fclose(f);
+  }
+  const std::string chat = "chat -m " + quoted(model) + " --ctx 32 -n 4 --temp 0 ";
+  Output refused = run_cli(chat + "< " + quoted(input), true);
+  EXPECT_EQ(refused.exit_code, 0) << refused.out;
+  EXPECT_NE(refused.out.find("and the context holds 32"), std::string::npos) << refused.out;
+  EXPECT_NE(refused.out.find("--context-shift"), std::string::npos) << refused.out;
+
+  Output shifted = run_cli(chat + "--context-shift --system \"be kind\" < " + quoted(input), true);
+  EXPECT_EQ(shifted.exit_code, 0) << shifted.out;
+  EXPECT_NE(shifted.out.find("oldest messages; the system prompt stays"), std::string::npos) << shifted.out;
+  EXPECT_EQ(shifted.out.find("the context holds"), std::string::npos) << shifted.out;
+  size_t answers = 0;
+  for (size_t at = 0; (at = shifted.out.find("stop: ", at)) != std::string::npos; ++at) ++answers;
+  EXPECT_EQ(answers, 4u) << shifted.out;
+}
+
+#ifndef _WIN32
+TEST_F(Cli, SpecialFilesAreRefusedNotHungOnOrReplaced) {
+  const std::string fifo = dir_ + "/fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  for (const char* command : {"run", "info", "chat", "eval --tokens 1 --logits x.f32 -m"}) {
+    SCOPED_TRACE(command);
+    std::string args = std::string(command) + (std::string(command).find("-m") == std::string::npos ? " -m " : " ") +
+                       quoted(fifo) + (std::string(command) == "run" ? " -p hi" : "");
+    Output o = run_cli(args + " < " DEVNULL, true);  // a hang here fails the test by its timeout
+    EXPECT_EQ(o.exit_code, 1) << o.out;
+    EXPECT_NE(o.out.find("not a regular file"), std::string::npos) << o.out;
+  }
+  MAGNETAR_REQUIRE_TESTDATA("stories260K/stories260K.bin");
+  const std::string model = convert_stories();
+  Output logits = run_cli("eval -m " + quoted(model) + " --tokens 1 --logits /dev/null", true);
+  EXPECT_EQ(logits.exit_code, 1) << logits.out;
+  EXPECT_NE(logits.out.find("not a regular file"), std::string::npos) << logits.out;
+  Output text = run_cli("eval -m " + quoted(model) + " --compare " + quoted(model) + " --text-file " + quoted(fifo), true);
+  EXPECT_EQ(text.exit_code, 1) << text.out;
+  struct stat st {};
+  ASSERT_EQ(::stat("/dev/null", &st), 0);
+  EXPECT_TRUE(S_ISCHR(st.st_mode));
+}
+
+// SIGTERM and SIGHUP stop convert and synth like Ctrl+C: a non-zero exit and no temporary file.
+TEST_F(Cli, TerminationSignalsLeaveNoTemporaryFile) {
+  for (int sig : {SIGTERM, SIGHUP, SIGINT}) {
+    SCOPED_TRACE(sig);
+    const std::string out = dir_ + "/noise.mgn";
+    const pid_t child = ::fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+      const int devnull = ::open(DEVNULL, O_WRONLY);
+      ::dup2(devnull, 1), ::dup2(devnull, 2);
+      const std::string cli = cli_path();
+      ::execl(cli.c_str(), cli.c_str(), "synth", "--like", "tinyllama-1.1b", out.c_str(), (char*)nullptr);
+      ::_exit(127);
+    }
+    // Signal once the temporary file exists and has data, i.e. in the middle of the write.
+    const std::string temp = out + ".tmp-" + std::to_string(child);
+    auto written = [&] {
+      std::error_code ec;
+      const auto size = std::filesystem::file_size(temp, ec);
+      return ec ? 0 : size;
+    };
+    for (int i = 0; i < 5000 && written() < (1u << 20); ++i) ::usleep(2000);
+    ASSERT_GE(written(), 1u << 20) << "the writer never started: " << temp;
+    ::kill(child, sig);
+    int status = 0;
+    ASSERT_EQ(::waitpid(child, &status, 0), child);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 1) << "status " << status;
+    EXPECT_FALSE(std::filesystem::exists(temp));
+    EXPECT_FALSE(std::filesystem::exists(out));
+  }
+}
+#endif
 
 }  // namespace
 }  // namespace magnetar

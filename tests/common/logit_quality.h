@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "magnetar/engine.h"
-#include "model/compare.h"
+#include "magnetar/tools.h"
 
 namespace magnetar::test {
 

@@ -6,8 +6,11 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <functional>
+#include <limits>
 #include <fstream>
 
 #include "common/testdata.h"
@@ -176,9 +179,46 @@ TEST_F(ModelWriterTest, BadDeclarationsAreRejected) {
   EXPECT_FALSE(create({{"a", DType::Q8_0, 2, 40, 2}}).is_ok());     // not a block multiple
   EXPECT_FALSE(create({{"a", static_cast<DType>(9), 2, 4, 2}}).is_ok());
   EXPECT_TRUE(entries(dir_).empty());
-  Status s = ModelWriter::create(dir_ + "/no/such/folder/m.mgn", m.header, m.decls, "", "", &w);
+  Status s = ModelWriter::create(dir_ + "/no/such/folder/m.mgn", m.header, m.decls, m.tokenizer, "", &w);
   ASSERT_FALSE(s.is_ok());
   EXPECT_NE(s.message().find("cannot create"), std::string::npos) << s.message();
+}
+
+// The writer applies the reader's rules before writing a byte: values the converter could
+// produce from a hostile config (narrowed to inf or 0, out of the reader's ranges) never reach
+// a file the reader would then reject.
+TEST_F(ModelWriterTest, HeadersTheReaderWouldRejectAreNotWritten) {
+  struct Case {
+    const char* what;
+    std::function<void(FileHeader&)> edit;
+  };
+  const Case cases[] = {
+      {"norm_eps narrowed to inf", [](FileHeader& h) { h.norm_eps = std::numeric_limits<float>::infinity(); }},
+      {"norm_eps narrowed to 0", [](FileHeader& h) { h.norm_eps = 0.0f; }},
+      {"rope_theta NaN", [](FileHeader& h) { h.rope_theta = std::nanf(""); }},
+      {"negative softcap", [](FileHeader& h) { h.attn_softcap = -1.0f; }},
+      {"sliding window >= 2^31", [](FileHeader& h) { h.sliding_window = 0x80000000u; }},
+      {"sliding period >= 2^31", [](FileHeader& h) { h.sliding_window_period = 0xFFFFFFFFu; }},
+      {"eog id outside the vocabulary", [](FileHeader& h) { h.eog_ids[0] = 99; }},
+      {"unknown architecture", [](FileHeader& h) { h.architecture = 77; }},
+      {"n_heads not a multiple of n_kv_heads", [](FileHeader& h) { h.n_kv_heads = 3; }},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.what);
+    TinyModel m;
+    c.edit(m.header);
+    std::unique_ptr<ModelWriter> w;
+    Status s = ModelWriter::create(path_, m.header, m.decls, m.tokenizer, "", &w);
+    ASSERT_FALSE(s.is_ok());
+    EXPECT_NE(s.message().find("the reader would reject it"), std::string::npos) << s.message();
+    EXPECT_TRUE(entries(dir_).empty());
+  }
+  // A table that does not match the header (a layer missing) is refused the same way.
+  TinyModel m;
+  m.header.n_layers = 2;
+  std::unique_ptr<ModelWriter> w;
+  EXPECT_FALSE(ModelWriter::create(path_, m.header, m.decls, m.tokenizer, "", &w).is_ok());
+  EXPECT_TRUE(entries(dir_).empty());
 }
 
 TEST(ModelFormat, TensorBytesAndNames) {

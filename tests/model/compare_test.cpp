@@ -4,7 +4,7 @@
 
 #include <cmath>
 
-#include "model/compare.h"
+#include "magnetar/tools.h"
 
 namespace magnetar {
 namespace {

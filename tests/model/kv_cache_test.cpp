@@ -19,7 +19,7 @@
 #include "common/logit_quality.h"
 #include "common/testdata.h"
 #include "magnetar/engine.h"
-#include "model/compare.h"
+#include "magnetar/tools.h"
 
 namespace magnetar {
 namespace {

@@ -19,7 +19,7 @@
 #include "common/testdata.h"
 #include "magnetar/convert.h"
 #include "magnetar/engine.h"
-#include "model/compare.h"
+#include "magnetar/tools.h"
 
 namespace magnetar {
 namespace {

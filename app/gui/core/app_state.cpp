@@ -49,7 +49,7 @@ std::string AppState::new_conversation() {
   // An empty chat is already a new chat: do not pile up empty files.
   if (const Conversation* c = active(); c && c->messages.empty() && !(generation.active && generation.conversation_id == c->id))
     return active_id;
-  active_id = store.create(model.present ? model.path : "", settings.system_prompt, settings.sampling);
+  active_id = store.create(model.present ? model.info.path : "", settings.system_prompt, settings.sampling);
   context_used = 0;
   return active_id;
 }
@@ -94,7 +94,7 @@ bool AppState::send(const std::string& text, double now) {
   if (!active()) new_conversation();
   Conversation& c = *active();
   if (c.messages.empty() && (c.title.empty() || c.title == "New chat")) c.title = title_from_text(content);
-  if (c.model_path.empty()) c.model_path = model.path;
+  if (c.model_path.empty()) c.model_path = model.info.path;
   c.messages.push_back(Message{"user", content, unix_now(), {}});
   return start_generation(c, OverflowPolicy::Ask, now);
 }
@@ -119,9 +119,7 @@ bool AppState::edit_and_resend(size_t message_index, const std::string& text, do
 }
 
 bool AppState::start_generation(Conversation& c, OverflowPolicy policy, double now) {
-  EngineCommand command;
-  command.kind = EngineCommand::Kind::Generate;
-  command.request_id = next_request_id_++;
+  EngineCommand& command = queue_command(EngineCommand::Kind::Generate);
   if (!c.system_prompt.empty()) command.messages.push_back(ChatMessage{"system", c.system_prompt});
   for (const Message& m : c.messages) command.messages.push_back(ChatMessage{m.role, m.content});
   const SamplingSettings& s = c.sampling;
@@ -134,7 +132,6 @@ bool AppState::start_generation(Conversation& c, OverflowPolicy policy, double n
   command.max_tokens = s.max_tokens > 0 ? s.max_tokens : 512;
   command.threads = settings.threads;
   command.overflow = policy;
-  outbox.push_back(std::move(command));
 
   c.messages.push_back(Message{"assistant", "", unix_now(), {}});
   generation = Generation{};
@@ -162,19 +159,30 @@ void AppState::resolve_overflow(bool drop_oldest_turns, double now) {
   start_generation(*c, OverflowPolicy::DropOldest, now);
 }
 
+EngineCommand& AppState::queue_command(EngineCommand::Kind kind, const std::string& path) {
+  EngineCommand& command = outbox.emplace_back();
+  command.kind = kind;
+  command.request_id = next_request_id_++;
+  command.path = path;
+  return command;
+}
+
+void AppState::request_inspect(const std::string& source) {
+  inspection = SourceInspection{};
+  inspection.active = true;
+  inspection.request_id = queue_command(EngineCommand::Kind::Inspect, source).request_id;
+  inspection.source = source;
+}
+
 void AppState::request_load(const std::string& model_path) {
   if (busy()) {
     post(Notice::Level::Warning, "Wait for the current task to finish (or stop it) first.", 0);
     return;
   }
-  EngineCommand command;
-  command.kind = EngineCommand::Kind::Load;
-  command.request_id = next_request_id_++;
-  command.path = model_path;
+  EngineCommand& command = queue_command(EngineCommand::Kind::Load, model_path);
   command.context_length = settings.context_length;
   command.threads = settings.threads;
   command.kv_type = settings.kv_type;
-  outbox.push_back(command);
   load_job = JobProgress{};
   load_job.active = true;
   load_job.request_id = command.request_id;
@@ -184,10 +192,7 @@ void AppState::request_load(const std::string& model_path) {
 
 void AppState::request_unload() {
   if (busy()) return;
-  EngineCommand command;
-  command.kind = EngineCommand::Kind::Unload;
-  command.request_id = next_request_id_++;
-  outbox.push_back(command);
+  queue_command(EngineCommand::Kind::Unload);
 }
 
 void AppState::request_convert(const std::string& source, const std::string& out_path,
@@ -196,13 +201,9 @@ void AppState::request_convert(const std::string& source, const std::string& out
     post(Notice::Level::Warning, "Wait for the current task to finish (or stop it) first.", now);
     return;
   }
-  EngineCommand command;
-  command.kind = EngineCommand::Kind::Convert;
-  command.request_id = next_request_id_++;
-  command.path = source;
+  EngineCommand& command = queue_command(EngineCommand::Kind::Convert, source);
   command.out_path = out_path;
   command.weight_type = type;
-  outbox.push_back(command);
   convert_job = JobProgress{};
   convert_job.active = true;
   convert_job.request_id = command.request_id;
@@ -254,7 +255,7 @@ void AppState::finish_generation(StopReason stop, const GenerationStats& stats,
          "and choose to leave out the oldest turns.", now);
 }
 
-void AppState::on_event(const EngineEvent& e, double now, const ModelInfo* info) {
+void AppState::on_event(const EngineEvent& e, double now, const ModelInfo* info, const SourceSummary* source) {
   switch (e.kind) {
     case EventKind::LoadProgress:
       if (load_job.active && e.request_id == load_job.request_id) {
@@ -267,34 +268,17 @@ void AppState::on_event(const EngineEvent& e, double now, const ModelInfo* info)
       load_job.active = false;
       activity = EngineActivity::Idle;
       if (!info) break;
-      model = LoadedModel{};
-      model.present = true;
-      model.path = info->path;
-      model.name = from_path(to_path(info->path).filename());
-      model.architecture = architecture_name_words(info->arch);
-      model.weight_type = info->weight_type;
-      model.chat_template = chat_template_words(info->chat_template);
-      model.context_length = info->context_length;
-      model.max_context = info->max_context;
-      model.n_layers = info->n_layers;
-      model.dim = info->dim;
-      model.vocab_size = info->vocab_size;
-      model.n_params = info->n_params;
-      model.file_bytes = info->file_bytes;
-      model.weight_bytes_per_token = info->weight_bytes_per_token;
-      model.kv_cache_bytes = info->kv_cache_bytes;
-      model.kv_type = info->kv_type;
-      model.load_seconds = info->load_seconds;
+      model = LoadedModel{true, from_path(to_path(info->path).filename()), *info};
       if (Conversation* c = active(); c && c->model_path.empty()) {
-        c->model_path = model.path;
+        c->model_path = model.info.path;
         save(c->id, now);
       }
       // The meter shows what the chat on screen will need (its last answer's context).
       if (active()) select(active_id);
       else context_used = 0;
-      auto known = std::find(known_models.begin(), known_models.end(), model.path);
+      auto known = std::find(known_models.begin(), known_models.end(), model.info.path);
       if (known != known_models.end()) known_models.erase(known);
-      known_models.insert(known_models.begin(), model.path);
+      known_models.insert(known_models.begin(), model.info.path);
       post(Notice::Level::Info, "Loaded " + model.name, now);
       break;
     }
@@ -302,6 +286,15 @@ void AppState::on_event(const EngineEvent& e, double now, const ModelInfo* info)
     case EventKind::ModelUnloaded:
       model = LoadedModel{};
       context_used = 0;
+      break;
+
+    case EventKind::SourceInspected:
+    case EventKind::InspectFailed:
+      if (!inspection.active || e.request_id != inspection.request_id) break;  // a replaced one
+      inspection.active = false;
+      inspection.ok = e.kind == EventKind::SourceInspected && source;
+      if (inspection.ok) inspection.summary = *source;
+      else inspection.error = e.kind == EventKind::InspectFailed ? std::string(e.text_view()) : "no summary arrived";
       break;
 
     case EventKind::LoadFailed:
@@ -375,9 +368,9 @@ void AppState::on_event(const EngineEvent& e, double now, const ModelInfo* info)
         }
       }
       // Bandwidth achieved = weight bytes read per token × tokens per second.
-      if (generation.stats.achieved_gbps <= 0 && model.weight_bytes_per_token > 0)
+      if (generation.stats.achieved_gbps <= 0 && model.info.weight_bytes_per_token > 0)
         generation.stats.achieved_gbps = generation.stats.generate_tokens_per_second *
-                                         static_cast<double>(model.weight_bytes_per_token) / 1e9;
+                                         static_cast<double>(model.info.weight_bytes_per_token) / 1e9;
       if (speed_history.empty() || now - speed_history.back().time >= 0.25) {
         speed_history.push_back(SpeedSample{now, static_cast<float>(generation.stats.generate_tokens_per_second),
                                             static_cast<float>(generation.stats.achieved_gbps)});
@@ -415,24 +408,6 @@ const char* chat_template_words(ChatTemplate t) {
     case ChatTemplate::Gemma: return "Gemma";
   }
   return "unknown";
-}
-
-const char* kv_type_words(KvType type) {
-  switch (type) {
-    case KvType::F32: return "f32";
-    case KvType::F16: return "f16";
-    case KvType::Int8: return "int8";
-  }
-  return "f32";
-}
-
-bool kv_type_from_words(const std::string& words, KvType* out) {
-  for (KvType type : {KvType::F32, KvType::F16, KvType::Int8})
-    if (words == kv_type_words(type)) {
-      *out = type;
-      return true;
-    }
-  return false;
 }
 
 }  // namespace magnetar::app

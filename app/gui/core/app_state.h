@@ -17,14 +17,11 @@ namespace magnetar::app {
 
 enum class EngineActivity { Idle, Loading, Converting, Generating };
 
-// The loaded model, copied from ModelInfo when it arrives.
+// The loaded model: the engine's ModelInfo as it arrived, and its file name for titles.
 struct LoadedModel {
   bool present = false;
-  std::string path, name, architecture, weight_type, chat_template;
-  int context_length = 0, max_context = 0, n_layers = 0, dim = 0, vocab_size = 0;
-  uint64_t n_params = 0, file_bytes = 0, weight_bytes_per_token = 0, kv_cache_bytes = 0;
-  KvType kv_type = KvType::F32;
-  double load_seconds = 0;
+  std::string name;
+  ModelInfo info;
 };
 
 struct Notice {
@@ -47,6 +44,17 @@ struct JobProgress {
   uint64_t done = 0, total = 0;
   std::string stage;
   double started = 0;
+};
+
+// A look at a dropped folder or checkpoint before converting it (EngineCommand::Inspect): what it
+// holds and what each weight type would cost. Read by the drop dialog.
+struct SourceInspection {
+  bool active = false;  // waiting for the engine thread
+  uint64_t request_id = 0;
+  std::string source;
+  bool ok = false;
+  std::string error;  // when !ok
+  SourceSummary summary;
 };
 
 struct SpeedSample {
@@ -72,6 +80,7 @@ class AppState {
   EngineActivity activity = EngineActivity::Idle;
 
   JobProgress load_job, convert_job;
+  SourceInspection inspection;
   std::optional<PendingOverflow> overflow;
   std::vector<Notice> notices;
   std::vector<EngineCommand> outbox;
@@ -117,14 +126,17 @@ class AppState {
   // ---- models ----
   void request_load(const std::string& model_path);
   void request_unload();
+  void request_inspect(const std::string& source);  // replaces any inspection in flight
   void request_convert(const std::string& source, const std::string& out_path, WeightType type,
                        double now);
   void cancel_job();
   bool busy() const { return activity != EngineActivity::Idle; }
 
   // ---- engine events ----
-  // `model_info` is the mailbox's ModelInfo for ModelLoaded (nullptr otherwise).
-  void on_event(const EngineEvent& event, double now, const ModelInfo* model_info = nullptr);
+  // `model_info` is the mailbox's ModelInfo for ModelLoaded, `source` its SourceSummary for
+  // SourceInspected (nullptr otherwise).
+  void on_event(const EngineEvent& event, double now, const ModelInfo* model_info = nullptr,
+                const SourceSummary* source = nullptr);
 
   void post(Notice::Level level, std::string text, double now);
 
@@ -132,6 +144,8 @@ class AppState {
   static constexpr double kHistorySeconds = 60.0;
 
  private:
+  // Appends a command with the next request id to the outbox (valid until the next append).
+  EngineCommand& queue_command(EngineCommand::Kind kind, const std::string& path = {});
   bool start_generation(Conversation& conversation, OverflowPolicy policy, double now);
   void finish_generation(StopReason stop, const GenerationStats& stats, const std::string& error,
                          double now);
@@ -143,9 +157,5 @@ class AppState {
 const char* stop_reason_words(StopReason reason);
 const char* architecture_name_words(Architecture arch);
 const char* chat_template_words(ChatTemplate t);
-// "f32", "f16", "int8": the names settings.json and the UI use (the engine's kv_type_name()
-// spelling; this library does not link the engine). False for anything else.
-const char* kv_type_words(KvType type);
-bool kv_type_from_words(const std::string& words, KvType* out);
 
 }  // namespace magnetar::app

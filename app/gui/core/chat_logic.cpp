@@ -85,6 +85,33 @@ int first_message_to_keep(const std::vector<Message>& messages,
   return -1;
 }
 
+OverflowDecision decide_overflow(const std::vector<ChatMessage>& messages, OverflowPolicy policy,
+                                 int budget,
+                                 const std::function<int(const std::vector<ChatMessage>&)>& count_tokens) {
+  OverflowDecision decision;
+  if (policy == OverflowPolicy::Ask) return decision;
+  // Leave out whole turns from the front; the system prompt always stays.
+  const bool has_system = !messages.empty() && messages[0].role == "system";
+  const size_t offset = has_system ? 1 : 0;
+  std::vector<Message> turns;
+  for (size_t i = offset; i < messages.size(); ++i) turns.push_back(Message{messages[i].role, messages[i].content, 0, {}});
+  auto messages_from = [&](size_t first) {
+    std::vector<ChatMessage> kept;
+    if (has_system) kept.push_back(messages[0]);
+    kept.insert(kept.end(), messages.begin() + static_cast<long>(offset + first), messages.end());
+    return kept;
+  };
+  const int first = first_message_to_keep(turns, [&](size_t f) { return count_tokens(messages_from(f)); }, budget);
+  if (first < 0) {
+    decision.action = OverflowDecision::Action::TooLong;
+    return decision;
+  }
+  decision.action = OverflowDecision::Action::SendTrimmed;
+  decision.messages = messages_from(static_cast<size_t>(first));
+  decision.left_out = first;
+  return decision;
+}
+
 int reply_reserve_tokens(int context_length, int max_tokens) {
   // Room for a short answer at least; never more than a quarter of the window.
   int reserve = max_tokens < 64 ? max_tokens : 64;
@@ -111,6 +138,7 @@ double bytes_per_parameter(WeightType type) {
     case WeightType::Auto: return 2.0;  // a folder's auto is F16
     case WeightType::Q8_0: return 34.0 / 32.0;  // 32 int8 + one fp16 scale
     case WeightType::Q4_0: return 18.0 / 32.0;  // 32 nibbles + one fp16 scale
+    default: break;  // the GGUF-only types: the drop dialog does not offer them
   }
   return 2.0;
 }

@@ -9,6 +9,7 @@
 
 #include "conversation.h"
 #include "magnetar/convert.h"
+#include "magnetar/engine.h"
 
 namespace magnetar::app {
 
@@ -32,6 +33,24 @@ int first_message_to_keep(const std::vector<Message>& messages,
 
 // Tokens the context window must keep free for an answer when a prompt is checked for overflow.
 int reply_reserve_tokens(int context_length, int max_tokens);
+
+// What to do when a prompt does not fit in the context window.
+enum class OverflowPolicy : uint8_t {
+  Ask,         // answer with EventKind::ContextOverflow and generate nothing
+  DropOldest,  // leave out the oldest turns (never the system prompt or the last message)
+};
+
+// The context-overflow policy, for a prompt (`messages`: system prompt first, if any) that does
+// not fit in `budget` tokens. The engine thread only measures: count_tokens(messages) is the
+// size of the rendered prompt (anything over the budget when it cannot be rendered).
+struct OverflowDecision {
+  enum class Action { Ask, SendTrimmed, TooLong } action = Action::Ask;
+  std::vector<ChatMessage> messages;  // SendTrimmed: the system prompt and the turns kept
+  int left_out = 0;                   // SendTrimmed: messages left out after the system prompt
+};
+OverflowDecision decide_overflow(const std::vector<ChatMessage>& messages, OverflowPolicy policy,
+                                 int budget,
+                                 const std::function<int(const std::vector<ChatMessage>&)>& count_tokens);
 
 // Decode speed is bound by reading the weights once per token.
 double predicted_tokens_per_second(uint64_t bytes_per_token, double read_gbps);

@@ -94,7 +94,7 @@ Status ConversationStore::save(const std::string& id) {
   Conversation* c = find(id);
   if (!c) return Status::error("no conversation " + id);
   c->updated = unix_now();
-  return atomic_write_file(file_path(id), conversation_to_json(*c).dump(1))
+  return write_file_atomically(file_path(id), conversation_to_json(*c).dump(1))
       .with_context("saving chat '" + c->title + "'");
 }
 

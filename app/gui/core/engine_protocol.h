@@ -1,6 +1,6 @@
 // The messages between the UI thread and the engine thread.
 //
-//   EngineCommand: UI -> engine (load, unload, convert, generate, measure). Rare, so it may own
+//   EngineCommand: UI -> engine (load, unload, inspect, convert, generate, measure). Rare, so it may own
 //                  strings and vectors.
 //   EngineEvent:   engine -> UI (tokens, progress, results, errors). Frequent during
 //                  generation, so it is a plain fixed-size struct: token text travels in an
@@ -14,23 +14,18 @@
 #include <string>
 #include <vector>
 
+#include "chat_logic.h"  // OverflowPolicy
 #include "magnetar/convert.h"
 #include "magnetar/engine.h"
 
 namespace magnetar::app {
 
-// What to do when a prompt does not fit in the context window.
-enum class OverflowPolicy : uint8_t {
-  Ask,         // answer with EventKind::ContextOverflow and generate nothing
-  DropOldest,  // leave out the oldest turns (never the system prompt or the last message)
-};
-
 struct EngineCommand {
-  enum class Kind : uint8_t { MeasureMachine, Load, Unload, Convert, Generate, Quit };  // one at a time
+  enum class Kind : uint8_t { MeasureMachine, Load, Unload, Inspect, Convert, Generate, Quit };  // one at a time
   Kind kind = Kind::Quit;
   uint64_t request_id = 0;
-  // Load / Convert
-  std::string path;      // model file (Load) or source folder/checkpoint (Convert)
+  // Load / Inspect / Convert
+  std::string path;      // model file (Load) or source folder/checkpoint (Inspect, Convert)
   std::string out_path;  // Convert: the model file to write
   WeightType weight_type = WeightType::F16;
   int context_length = 0;  // Load: 0 = the model's maximum
@@ -47,6 +42,8 @@ enum class EventKind : uint8_t {
   LoadProgress,       // done/total bytes
   ModelLoaded,        // ModelInfo is in the mailbox
   ModelUnloaded,
+  SourceInspected,    // the SourceSummary is in the mailbox
+  InspectFailed,      // text = message
   LoadFailed,         // text = message
   ConvertProgress,    // done/total source bytes, text = stage
   ConvertDone,        // seconds = conversion time

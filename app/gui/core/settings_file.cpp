@@ -19,7 +19,7 @@ Status load_settings(const std::string& path, Settings* settings, std::vector<st
     s.threads = j.value("threads", 0);
     s.context_length = j.value("context_length", 0);
     s.system_prompt = j.value("system_prompt", std::string());
-    if (const std::string kv = j.value("kv_cache_type", std::string("f32")); !kv_type_from_words(kv, &s.kv_type))
+    if (const std::string kv = j.value("kv_cache_type", std::string("f32")); !parse_kv_type(kv, &s.kv_type))
       return Status::error(path + ": kv_cache_type \"" + utf8_truncate(kv, 40) + "\" is not f32, f16 or int8; using default settings");
     if (auto it = j.find("sampling"); it != j.end() && it->is_object()) {
       s.sampling.temperature = it->value("temperature", s.sampling.temperature);
@@ -46,7 +46,7 @@ Status save_settings(const std::string& path, const Settings& s, const std::vect
   json j{{"format_version", 1},
          {"threads", s.threads},
          {"context_length", s.context_length},
-         {"kv_cache_type", kv_type_words(s.kv_type)},
+         {"kv_cache_type", kv_type_name(s.kv_type)},
          {"system_prompt", s.system_prompt},
          {"sampling",
           {{"temperature", s.sampling.temperature},
@@ -56,7 +56,7 @@ Status save_settings(const std::string& path, const Settings& s, const std::vect
            {"repeat_penalty", s.sampling.repeat_penalty},
            {"max_tokens", s.sampling.max_tokens}}},
          {"known_models", known_models}};
-  return atomic_write_file(path, j.dump(1));
+  return write_file_atomically(path, j.dump(1));
 }
 
 }  // namespace magnetar::app

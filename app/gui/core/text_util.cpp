@@ -8,14 +8,6 @@
 #include <cstring>
 #include <system_error>
 
-#ifdef _WIN32
-#include <io.h>
-#include <windows.h>
-#else
-#include <fcntl.h>
-#include <unistd.h>
-#endif
-
 namespace magnetar::app {
 
 std::string trim(const std::string& text) {
@@ -163,18 +155,9 @@ std::string format_count(uint64_t count) {
   return buffer;
 }
 
-std::filesystem::path to_path(const std::string& utf8) {
-  return std::filesystem::path(std::u8string(utf8.begin(), utf8.end()));
-}
-
-std::string from_path(const std::filesystem::path& path) {
-  const std::u8string u8 = path.u8string();
-  return std::string(u8.begin(), u8.end());
-}
-
 Status read_whole_file(const std::string& path, std::string* out) {
 #ifdef _WIN32
-  FILE* file = _wfopen(to_path(path).c_str(), L"rb");
+  FILE* file = _wfopen(to_path(path).c_str(), L"rb");  // a UTF-16 path: fopen would read ANSI
 #else
   FILE* file = std::fopen(path.c_str(), "rb");
 #endif
@@ -187,38 +170,6 @@ Status read_whole_file(const std::string& path, std::string* out) {
   std::fclose(file);
   if (failed) return Status::error("cannot read " + path);
   *out = std::move(data);
-  return Status::ok();
-}
-
-Status atomic_write_file(const std::string& path, const std::string& bytes) {
-  const std::string temp = path + ".tmp";
-#ifdef _WIN32
-  FILE* file = _wfopen(to_path(temp).c_str(), L"wb");
-#else
-  FILE* file = std::fopen(temp.c_str(), "wb");
-#endif
-  if (!file) return Status::error("cannot create " + temp + ": " + std::strerror(errno));
-  bool ok = std::fwrite(bytes.data(), 1, bytes.size(), file) == bytes.size();
-  ok = std::fflush(file) == 0 && ok;
-#ifdef _WIN32
-  ok = _commit(_fileno(file)) == 0 && ok;
-#else
-  ok = fsync(fileno(file)) == 0 && ok;
-#endif
-  ok = std::fclose(file) == 0 && ok;
-  if (!ok) {
-    std::error_code ignored;
-    std::filesystem::remove(to_path(temp), ignored);
-    return Status::error("cannot write " + temp + " (disk full?)");
-  }
-#ifdef _WIN32
-  if (!MoveFileExW(to_path(temp).c_str(), to_path(path).c_str(),
-                   MOVEFILE_REPLACE_EXISTING | MOVEFILE_WRITE_THROUGH))
-    return Status::error("cannot replace " + path);
-#else
-  if (std::rename(temp.c_str(), path.c_str()) != 0)
-    return Status::error("cannot replace " + path + ": " + std::strerror(errno));
-#endif
   return Status::ok();
 }
 

@@ -1,5 +1,5 @@
 // Small text and file helpers shared by the app's logic: trimming, UTF-8-safe truncation,
-// human-readable sizes, UTF-8 paths, and the atomic file write every save goes through.
+// human-readable sizes, reading a whole file.
 #pragma once
 #include <cstdint>
 #include <filesystem>
@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "magnetar/status.h"
+#include "magnetar/system.h"  // to_path, from_path, write_file_atomically
 
 namespace magnetar::app {
 
@@ -41,13 +42,8 @@ bool is_safe_file_stem(const std::string& stem);
 std::string format_bytes(uint64_t bytes);   // "1.4 GB", "512 KB"
 std::string format_count(uint64_t count);   // "260K", "6.7B"
 
-// Paths are UTF-8 std::strings in the app; these convert to and from std::filesystem.
-std::filesystem::path to_path(const std::string& utf8);
-std::string from_path(const std::filesystem::path& path);
-
-// Writes `bytes` to path.tmp, flushes it to disk, then renames it over `path`: readers (and a
-// crash at any moment) see either the old or the new file, never a mix.
-Status atomic_write_file(const std::string& path, const std::string& bytes);
+// UTF-8 paths (to_path, from_path) and atomic saves (write_file_atomically) are the engine's:
+// magnetar/system.h.
 Status read_whole_file(const std::string& path, std::string* out);
 
 }  // namespace magnetar::app

@@ -1,4 +1,4 @@
-// Converting a Hugging Face folder (or a llama2.c checkpoint) into a Magnetar model file.
+// Converting a Hugging Face folder, a GGUF file or a llama2.c checkpoint into a Magnetar model file.
 // Streams tensor by tensor, reports progress, can be cancelled, and writes atomically
 // (temporary file, then rename): a failed or cancelled conversion leaves nothing behind.
 #pragma once
@@ -15,7 +15,13 @@ namespace magnetar {
 // Auto: the source's own types where it has them — a GGUF file's tensors are copied as stored
 // (F32, F16, Q8_0, Q4_0, K-quants, IQ4...; BF16 becomes F16), never requantised — and F16 for
 // Hugging Face folders and llama2.c checkpoints.
-enum class WeightType : uint32_t { F32 = 0, F16 = 1, Q8_0 = 2, Q4_0 = 3, Auto = 255 };
+// The other values are the model file's types (docs/MODEL_FORMAT.md), which `info` reports;
+// the converter produces F32, F16, Q8_0 and Q4_0 and copies the rest from GGUF files (Auto).
+enum class WeightType : uint32_t {
+  F32 = 0, F16 = 1, Q8_0 = 2, Q4_0 = 3,
+  Q2_K = 4, Q3_K = 5, Q4_K = 6, Q5_K = 7, Q6_K = 8, IQ4_NL = 9, IQ4_XS = 10, Q4_1 = 11, Q5_0 = 12, Q5_1 = 13,
+  Auto = 255,
+};
 const char* weight_type_name(WeightType type);
 bool parse_weight_type(const std::string& name, WeightType* out);
 
@@ -39,7 +45,7 @@ struct ConvertOptions {
 // What a source folder or checkpoint holds, read without converting (for the app's drop dialog).
 struct SourceSummary {
   std::string architecture;  // "LlamaForCausalLM", ...
-  std::string kind;          // "Hugging Face folder" or "llama2.c checkpoint"
+  std::string kind;          // "Hugging Face folder", "GGUF file" or "llama2.c checkpoint"
   uint64_t n_params = 0;
   uint64_t source_bytes = 0;
   int n_layers = 0, dim = 0, vocab_size = 0, max_context = 0;

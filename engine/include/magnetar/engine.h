@@ -145,11 +145,10 @@ class Model {
                              std::vector<int>* out) const;
   bool is_end_of_generation(int token) const;
 
-  struct Impl;
-  Impl& impl() { return *impl_; }
-  const Impl& impl() const { return *impl_; }
+  struct Impl;  // defined in the engine (model/model_impl.h); frontends never see it
 
  private:
+  friend struct ModelInternals;  // the engine's own access to Impl (model/model_impl.h)
   explicit Model(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };

@@ -1,7 +1,10 @@
-// What the machine is: CPU features, the active kernels, and its measured memory bandwidth.
+// What the machine is: CPU features, the active kernels, and its measured memory bandwidth; and
+// the per-user folders and file helpers the frontends share with the engine.
 #pragma once
 #include <cstdint>
+#include <filesystem>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "magnetar/status.h"
@@ -40,5 +43,13 @@ uint64_t current_resident_bytes();
 // Per-user data directory (XDG_DATA_HOME/magnetar or %APPDATA%\Magnetar), created if missing.
 std::string user_data_dir();
 std::string user_cache_dir();
+
+// Paths are UTF-8 std::strings in the engine and the app; these convert to and from
+// std::filesystem (UTF-16 inside on Windows).
+std::filesystem::path to_path(const std::string& utf8);
+std::string from_path(const std::filesystem::path& path);
+// Writes `bytes` to a temporary file beside `path`, flushes it to disk, then renames it over
+// `path`: readers (and a crash at any moment) see either the old or the new file, never a mix.
+Status write_file_atomically(const std::string& path, std::string_view bytes);
 
 }  // namespace magnetar

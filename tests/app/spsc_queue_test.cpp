@@ -1,4 +1,4 @@
-// Tests for SpscQueue (engine/core/spsc_queue.h): single-thread semantics, wrap-around, and a
+// Tests for SpscQueue (app/gui/core/spsc_queue.h): single-thread semantics, wrap-around, and a
 // two-thread stress run that checks order and payload integrity. Run the stress test under
 // ThreadSanitizer with -DMAGNETAR_SANITIZE=thread to check the acquire/release pairing.
 #include "core/spsc_queue.h"
@@ -9,7 +9,7 @@
 #include <string>
 #include <thread>
 
-namespace magnetar {
+namespace magnetar::app {
 namespace {
 
 TEST(SpscQueue, CapacityRoundsUpToPowerOfTwo) {
@@ -107,4 +107,4 @@ TEST(SpscQueue, TwoThreadStressKeepsOrderAndPayload) {
 }
 
 }  // namespace
-}  // namespace magnetar
+}  // namespace magnetar::app

@@ -1,5 +1,6 @@
 // SpscQueue: a fixed-capacity, lock-free, single-producer / single-consumer ring buffer.
-// The desktop app uses one per direction between the UI thread and the engine thread.
+// The desktop app uses one per direction between the UI thread and the engine thread (its only
+// users, so it lives with them in app/gui/core).
 //
 // Contract: exactly one thread calls try_push(), exactly one (other) thread calls try_pop().
 // No locks, no allocation after construction, no system calls: safe on the token hot path.
@@ -18,7 +19,7 @@
 #include <new>
 #include <utility>
 
-namespace magnetar {
+namespace magnetar::app {
 
 template <typename T>
 class SpscQueue {
@@ -90,4 +91,4 @@ class SpscQueue {
   std::unique_ptr<T[]> slots_;  // [mask_ + 1]
 };
 
-}  // namespace magnetar
+}  // namespace magnetar::app
