@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "cli.h"
+#include "magnetar/system.h"
 #include "magnetar/tools.h"
 #include "model_options.h"
 
