@@ -1,5 +1,5 @@
-// `magnetar-cli convert SRC OUT [--dtype f32|f16|q8_0|q4_0] ...`: a Hugging Face folder, a GGUF
-// file or a llama2.c checkpoint to a Magnetar model file. Shows a progress bar on a terminal and plain
+// `magnetar-cli convert SRC OUT [--dtype auto|f32|f16|q8_0|q4_0] ...`: a Hugging Face folder, a
+// GGUF file or a llama2.c checkpoint to a Magnetar model file. Shows a progress bar on a terminal and plain
 // progress lines otherwise; Ctrl-C cancels cleanly (nothing is left behind).
 #include <atomic>
 #include <chrono>
@@ -13,16 +13,17 @@ namespace magnetar::cli {
 namespace {
 
 const char kUsage[] =
-    "magnetar-cli convert SRC OUT [--dtype f32|f16|q8_0|q4_0] [--output-dtype TYPE]\n"
+    "magnetar-cli convert SRC OUT [--dtype auto|f32|f16|q8_0|q4_0] [--output-dtype TYPE]\n"
     "                             [--tokenizer PATH]\n"
     "  SRC   a Hugging Face model folder (config.json, *.safetensors, tokenizer.model), a GGUF\n"
     "        file (.gguf) or a llama2.c checkpoint (.bin)\n"
     "  OUT   the Magnetar model file to write (replaced atomically when done)\n"
-    "  --dtype TYPE       type of the weight matrices: f32, f16 (default), q8_0 or q4_0; norms\n"
-    "                     stay f32, and with q8_0/q4_0 matrices whose rows are not whole\n"
-    "                     32-blocks stay f16 (`info` lists them)\n"
+    "  --dtype TYPE       type of the weight matrices: auto (default: a GGUF file's tensors keep\n"
+    "                     their types, K-quants included; f16 for other sources), f32, f16, q8_0\n"
+    "                     or q4_0; norms stay f32, and with q8_0/q4_0 matrices whose rows are\n"
+    "                     not whole 32-blocks stay f16 (`info` lists them)\n"
     "  --output-dtype TYPE  type of the embedding table and LM head (tok_embeddings, output):\n"
-    "                     f32, f16, q8_0 or q4_0 (default: as --dtype)\n"
+    "                     auto, f32, f16, q8_0 or q4_0 (default: as --dtype)\n"
     "  --tokenizer PATH   llama2.c only: tokenizer.model or tok*.bin (default: found beside SRC)";
 
 std::string megabytes(uint64_t bytes) {
@@ -48,14 +49,14 @@ int run_convert(const std::vector<std::string>& raw_args) {
   const std::string& out = args.positional()[1];
 
   ConvertOptions options;
-  const std::string dtype = args.get({"--dtype"}, "f16");
+  const std::string dtype = args.get({"--dtype"}, "auto");
   if (!parse_weight_type(dtype, &options.weight_type))
-    return usage_error(kCommand, "--dtype must be f32, f16, q8_0 or q4_0, not '" + dtype + "'");
+    return usage_error(kCommand, "--dtype must be auto, f32, f16, q8_0 or q4_0, not '" + dtype + "'");
   if (const std::string output_dtype = args.get({"--output-dtype"}); !output_dtype.empty()) {
     WeightType type;
     if (!parse_weight_type(output_dtype, &type))
       return usage_error(kCommand,
-                         "--output-dtype must be f32, f16, q8_0 or q4_0, not '" + output_dtype + "'");
+                         "--output-dtype must be auto, f32, f16, q8_0 or q4_0, not '" + output_dtype + "'");
     options.output_weight_type = type;
   }
   options.tokenizer_path = args.get({"--tokenizer"});

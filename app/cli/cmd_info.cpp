@@ -22,7 +22,7 @@ std::string mib(uint64_t bytes) {
   return b;
 }
 
-bool is_block_quantized(WeightType t) { return t == WeightType::Q8_0 || t == WeightType::Q4_0; }
+bool is_block_quantized(WeightType t) { return t != WeightType::F32 && t != WeightType::F16 && t != WeightType::Auto; }
 
 // "q8_0 36 (1.2 MiB), f32 11 (0.0 MiB)": how many tensors, and bytes, of each type; then the
 // embedding table's and LM head's types (convert --output-dtype sets them apart).

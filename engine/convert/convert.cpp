@@ -15,6 +15,7 @@
 #include "convert/input_file.h"
 #include "convert/gguf_import.h"
 #include "kernels/quant.h"
+#include "kernels/type_traits.h"
 #include "convert/plan.h"
 #include "format/model_writer.h"
 #include "kernels/kernels.h"
@@ -105,19 +106,21 @@ void widen(SourceDType dtype, const uint8_t* src, float* dst, uint64_t n) {
         dst[i] = kernels::bf16_to_f32_scalar(h);
       }
       break;
-    case SourceDType::Q8_0:  // whole rows of whole blocks: n is a multiple of 32
-      quant::dequantize_row_q8_0(reinterpret_cast<const quant::BlockQ8_0*>(src), dst, int64_t(n));
-      break;
-    case SourceDType::Q4_0:
-      quant::dequantize_row_q4_0(reinterpret_cast<const quant::BlockQ4_0*>(src), dst, int64_t(n));
-      break;
+    case SourceDType::Blocks: break;  // widen_part
     case SourceDType::Other: break;  // rejected while planning
   }
 }
 
-bool same_block_type(SourceDType source, format::DType out) {
-  return (source == SourceDType::Q8_0 && out == format::DType::Q8_0) ||
-         (source == SourceDType::Q4_0 && out == format::DType::Q4_0);
+// Widens n elements (whole rows) of a source part to FP32.
+void widen_part(const SourceRange& part, const uint8_t* src, float* dst, uint64_t n) {
+  if (part.dtype == SourceDType::Blocks)
+    quant::type_traits(part.block_type).dequantize_row(src, dst, int64_t(n));
+  else
+    widen(part.dtype, src, dst, n);
+}
+
+bool same_block_type(const SourceRange& source, format::DType out) {
+  return source.dtype == SourceDType::Blocks && source.block_type == out;
 }
 
 // llama2.c (Meta) interleaved RoPE rows → Hugging Face rotate-half rows, per head:
@@ -140,23 +143,67 @@ void interleaved_to_rotate_half(const float* src, float* dst, uint64_t n_heads, 
                                   n_heads, head_dim, cols * 4);
 }
 
+// How matrices are stored: as the source's own types (WeightType::Auto on a GGUF file), or as
+// one type.
+struct TypeChoice {
+  bool keep_source = false;
+  format::DType dtype = format::DType::F16;
+};
+
 // The stored types: one for the embedding table and LM head, one for every other matrix.
 struct OutputTypes {
-  format::DType weights = format::DType::F16;
-  format::DType embeddings = format::DType::F16;  // tok_embeddings and output
+  TypeChoice weights;
+  TypeChoice embeddings;  // tok_embeddings and output
 };
 
 bool is_embedding_or_head(const PlannedTensor& t) {
   return t.name == "tok_embeddings" || t.name == "output";
 }
 
+const TypeChoice& choice_for(const PlannedTensor& t, const OutputTypes& types) {
+  return is_embedding_or_head(t) ? types.embeddings : types.weights;
+}
+
+// The type a source part keeps under WeightType::Auto (BF16, which the file has not, as F16).
+format::DType source_type(const SourceRange& r) {
+  if (r.dtype == SourceDType::Blocks) return r.block_type;
+  return r.dtype == SourceDType::F32 ? format::DType::F32 : format::DType::F16;
+}
+
 format::DType output_dtype(const PlannedTensor& t, const OutputTypes& types) {
   if (t.is_norm) return format::DType::F32;
-  const format::DType wanted = is_embedding_or_head(t) ? types.embeddings : types.weights;
-  const bool quantized = wanted == format::DType::Q8_0 || wanted == format::DType::Q4_0;
-  // Quantized rows are whole 32-blocks; other matrices stay F16 (`info` shows which).
-  if (quantized && t.cols % quant::kBlock != 0) return format::DType::F16;
-  return wanted;
+  const TypeChoice& choice = choice_for(t, types);
+  if (choice.keep_source) return source_type(t.parts[0]);  // split_mixed_types made parts agree
+  // Quantized rows are whole blocks; other matrices stay F16 (`info` shows which).
+  if (format::dtype_is_quantized(choice.dtype) && !format::dtype_fits_cols(choice.dtype, t.cols))
+    return format::DType::F16;
+  return choice.dtype;
+}
+
+// Keeping source types, a fused tensor whose sources have different types (a *_K_M file's
+// attn_v beside attn_q / attn_k) is written as its parts (format::fused_parts), each in its type.
+Status split_mixed_types(const std::vector<PlannedTensor>& in, const OutputTypes& types,
+                         std::vector<PlannedTensor>* out) {
+  out->clear();
+  for (const PlannedTensor& t : in) {
+    bool mixed = false;
+    for (const SourceRange& r : t.parts) mixed |= source_type(r) != source_type(t.parts[0]);
+    if (t.is_norm || !choice_for(t, types).keep_source || !mixed) {
+      out->push_back(t);
+      continue;
+    }
+    const std::vector<std::string> names = format::fused_parts(t.name);
+    if (names.size() != t.parts.size())
+      return Status::error("tensor " + t.name + ": its sources have different types and it has no stored parts");
+    for (size_t i = 0; i < names.size(); ++i) {
+      PlannedTensor part = t;
+      part.name = names[i];
+      part.rows = t.parts[i].rows;
+      part.parts = {t.parts[i]};
+      out->push_back(std::move(part));
+    }
+  }
+  return Status::ok();
 }
 
 class OpenFiles {
@@ -176,8 +223,10 @@ class OpenFiles {
   std::map<std::string, std::unique_ptr<convert::InputFile>> files_;
 };
 
-Status run_plan(const ConversionPlan& plan, const std::string& out_path, const OutputTypes& types,
+Status run_plan(const ConversionPlan& source_plan, const std::string& out_path, const OutputTypes& types,
                 const ConvertOptions& options) {
+  ConversionPlan plan = source_plan;
+  MAGNETAR_TRY(split_mixed_types(source_plan.tensors, types, &plan.tensors));
   ConvertProgress progress;
   progress.bytes_total = plan.bytes_to_read;
   auto report = [&](const std::string& stage) {
@@ -206,7 +255,7 @@ Status run_plan(const ConversionPlan& plan, const std::string& out_path, const O
     for (const SourceRange& part : t.parts) {
       convert::InputFile* file = nullptr;
       MAGNETAR_TRY(files.get(part.file, &file));
-      const uint64_t row_bytes = convert::source_row_bytes(part.dtype, part.cols);
+      const uint64_t row_bytes = part.row_bytes();
       // Rows per chunk; whole heads when the rows get permuted.
       const uint64_t head_rows = part.interleaved_rope_heads ? part.rows / part.interleaved_rope_heads : 1;
       uint64_t chunk_rows = std::max<uint64_t>(1, kChunkBytes / row_bytes);
@@ -218,9 +267,8 @@ Status run_plan(const ConversionPlan& plan, const std::string& out_path, const O
         raw.resize(rows * row_bytes);
         MAGNETAR_TRY(file->read_at(part.offset + row * row_bytes, raw.data(), raw.size())
                          .with_context("tensor " + part.name));
-        if (same_block_type(part.dtype, dtype) && t.add == 0.0f) {
-          // GGUF Q8_0 / Q4_0 into the same type: blocks are copied (rows permuted whole), never
-          // requantised.
+        if (same_block_type(part, dtype) && t.add == 0.0f) {
+          // GGUF blocks into the same type: copied (rows permuted whole), never requantised.
           const uint8_t* out_rows = raw.data();
           if (part.interleaved_rope_heads) {
             encoded.resize(raw.size());
@@ -235,7 +283,7 @@ Status run_plan(const ConversionPlan& plan, const std::string& out_path, const O
           continue;
         }
         wide.resize(n);
-        widen(part.dtype, raw.data(), wide.data(), n);
+        widen_part(part, raw.data(), wide.data(), n);
         const float* values = wide.data();
         if (part.interleaved_rope_heads) {
           permuted.resize(n);
@@ -247,21 +295,16 @@ Status run_plan(const ConversionPlan& plan, const std::string& out_path, const O
           for (uint64_t i = 0; i < n; ++i) wide[i] += t.add;  // only norms; never permuted
         const void* out = values;
         uint64_t out_bytes = n * 4;
-        if (dtype == format::DType::Q8_0 || dtype == format::DType::Q4_0) {
+        if (format::dtype_is_quantized(dtype)) {
           // GGML's reference quantizers, row by row (bit-exact with llama.cpp's output).
-          const bool q8 = dtype == format::DType::Q8_0;
-          const uint64_t qrow = uint64_t(q8 ? quant::row_bytes_q8_0(int64_t(part.cols))
-                                            : quant::row_bytes_q4_0(int64_t(part.cols)));
+          const quant::QuantizeRowFn quantize = quant::type_traits(dtype).quantize_row;
+          if (quantize == nullptr)
+            return Status::error("tensor " + t.name + ": Magnetar cannot quantize to " + format::dtype_name(dtype) +
+                                 " (copying a GGUF tensor of that type needs --dtype auto)");
+          const uint64_t qrow = format::tensor_bytes(dtype, 1, part.cols);
           encoded.resize(rows * qrow);
-          for (uint64_t r = 0; r < rows; ++r) {
-            uint8_t* dst = encoded.data() + r * qrow;
-            if (q8)
-              quant::quantize_row_q8_0(values + r * part.cols, reinterpret_cast<quant::BlockQ8_0*>(dst),
-                                       int64_t(part.cols));
-            else
-              quant::quantize_row_q4_0(values + r * part.cols, reinterpret_cast<quant::BlockQ4_0*>(dst),
-                                       int64_t(part.cols));
-          }
+          for (uint64_t r = 0; r < rows; ++r)
+            quantize(values + r * part.cols, encoded.data() + r * qrow, int64_t(part.cols));
           out = encoded.data();
           out_bytes = rows * qrow;
         } else if (dtype == format::DType::F16) {
@@ -287,47 +330,52 @@ Status run_plan(const ConversionPlan& plan, const std::string& out_path, const O
   return Status::ok();
 }
 
+// Auto keeps a GGUF's types (F16 for other sources); any other type must be one Magnetar can
+// quantize to (the K-quants and IQ4 come only from GGUF files).
+Status type_choice_for(WeightType type, const ConversionPlan& plan, TypeChoice* out) {
+  if (type == WeightType::Auto) {
+    out->keep_source = plan.keeps_source_types;
+    out->dtype = format::DType::F16;
+    return Status::ok();
+  }
+  MAGNETAR_TRY(convert::weight_dtype_for(type, &out->dtype));
+  if (format::dtype_is_quantized(out->dtype) && quant::type_traits(out->dtype).quantize_row == nullptr)
+    return Status::error(std::string("converting to ") + weight_type_name(type) +
+                         " is not supported (Magnetar quantizes to q8_0 and q4_0; K-quant and IQ4 tensors "
+                         "are copied from GGUF files with --dtype auto)");
+  return Status::ok();
+}
+
 }  // namespace
 
 namespace convert {
 
+// WeightType's values are format::DType's (plus Auto): one list of types.
+static_assert(uint32_t(WeightType::Q5_1) + 1 == format::kDTypeCount, "WeightType and format::DType must agree");
+
 Status weight_dtype_for(WeightType type, format::DType* out) {
-  switch (type) {
-    case WeightType::F32: *out = format::DType::F32; return Status::ok();
-    case WeightType::F16: *out = format::DType::F16; return Status::ok();
-    case WeightType::Q8_0: *out = format::DType::Q8_0; return Status::ok();
-    case WeightType::Q4_0: *out = format::DType::Q4_0; return Status::ok();
+  if (type == WeightType::Auto) {  // a folder's auto (synth, predictions)
+    *out = format::DType::F16;
+    return Status::ok();
   }
-  return Status::error(std::string("weight type ") + weight_type_name(type) +
-                       " is not supported by the converter (use f32, f16, q8_0 or q4_0)");
+  if (!format::dtype_is_valid(uint32_t(type))) return Status::error("unknown weight type " + std::to_string(uint32_t(type)));
+  *out = format::DType(uint32_t(type));
+  return Status::ok();
 }
 
-WeightType weight_type_of(format::DType dtype) {
-  switch (dtype) {
-    case format::DType::F32: return WeightType::F32;
-    case format::DType::F16: return WeightType::F16;
-    case format::DType::Q8_0: return WeightType::Q8_0;
-    case format::DType::Q4_0: return WeightType::Q4_0;
-  }
-  return WeightType::F32;
-}
+WeightType weight_type_of(format::DType dtype) { return WeightType(uint32_t(dtype)); }
 
 }  // namespace convert
 
 const char* weight_type_name(WeightType type) {
-  switch (type) {
-    case WeightType::F32: return "f32";
-    case WeightType::F16: return "f16";
-    case WeightType::Q8_0: return "q8_0";
-    case WeightType::Q4_0: return "q4_0";
-  }
-  return "unknown";
+  if (type == WeightType::Auto) return "auto";
+  return format::dtype_is_valid(uint32_t(type)) ? format::dtype_name(format::DType(uint32_t(type))) : "unknown";
 }
 
 bool parse_weight_type(const std::string& name, WeightType* out) {
   std::string n = name;
   std::transform(n.begin(), n.end(), n.begin(), [](unsigned char c) { return std::tolower(c); });
-  for (WeightType t : {WeightType::F32, WeightType::F16, WeightType::Q8_0, WeightType::Q4_0})
+  for (WeightType t : {WeightType::F32, WeightType::F16, WeightType::Q8_0, WeightType::Q4_0, WeightType::Auto})
     if (n == weight_type_name(t)) {
       *out = t;
       return true;
@@ -370,14 +418,12 @@ namespace {
 // Bytes of `params` matrix parameters stored as `type`, `unblocked` of them in matrices whose
 // rows are not whole 32-blocks (F16 when `type` is quantized; output_dtype's rule).
 uint64_t matrix_bytes(uint64_t params, uint64_t unblocked, WeightType type) {
-  const uint64_t blocked = params - unblocked;  // whole 32-blocks: a multiple of 32
-  switch (type) {
-    case WeightType::F32: return params * 4;
-    case WeightType::F16: return params * 2;
-    case WeightType::Q8_0: return (blocked + quant::kBlock - 1) / quant::kBlock * sizeof(quant::BlockQ8_0) + unblocked * 2;
-    case WeightType::Q4_0: return (blocked + quant::kBlock - 1) / quant::kBlock * sizeof(quant::BlockQ4_0) + unblocked * 2;
-  }
-  return params * 4;  // unreachable for valid enums; F32 is the largest
+  format::DType dtype = format::DType::F32;  // unknown values: F32, the largest
+  if (!convert::weight_dtype_for(type, &dtype).is_ok()) return params * 4;  // (Auto: a folder's F16)
+  const format::DTypeLayout& l = format::dtype_layout(dtype);
+  if (!l.quantized()) return params * l.block_bytes;
+  const uint64_t blocked = params - unblocked;  // whole blocks
+  return (blocked + l.block_elements - 1) / l.block_elements * l.block_bytes + unblocked * 2;
 }
 }  // namespace
 
@@ -407,9 +453,6 @@ int remove_stale_conversion_files(const std::string& folder) {
 
 Status convert_model(const std::string& source_path, const std::string& out_path,
                      const ConvertOptions& options) {
-  OutputTypes types;
-  MAGNETAR_TRY(convert::weight_dtype_for(options.weight_type, &types.weights));
-  MAGNETAR_TRY(convert::weight_dtype_for(options.output_weight_type.value_or(options.weight_type), &types.embeddings));
   if (out_path.empty()) return Status::error("no output path given");
   if (convert::is_directory(out_path))
     return Status::error(out_path + ": is a folder; give the model file's path");
@@ -419,6 +462,9 @@ Status convert_model(const std::string& source_path, const std::string& out_path
   if (options.on_progress) options.on_progress({0, 0, "reading " + source_path});
   ConversionPlan plan;
   MAGNETAR_TRY(plan_source(source_path, options.tokenizer_path, &plan));
+  OutputTypes types;
+  MAGNETAR_TRY(type_choice_for(options.weight_type, plan, &types.weights));
+  MAGNETAR_TRY(type_choice_for(options.output_weight_type.value_or(options.weight_type), plan, &types.embeddings));
   MAGNETAR_TRY(check_output_is_not_an_input(
       out_path, conversion_inputs(source_path, options.tokenizer_path, plan)));
   if (cancelled(options)) return cancelled_error();

@@ -57,21 +57,26 @@ class GgufTensorPlanner {
                            (vector ? "[" + std::to_string(rows) + "]"
                                    : "[" + std::to_string(cols) + ", " + std::to_string(rows) + "]") +
                            " (GGUF order: innermost first) from the metadata");
-    SourceDType dtype;
+    SourceDType dtype = SourceDType::Blocks;
+    format::DType block_type = format::DType::F32;
     switch (gguf::TensorType(t->ggml_type)) {
       case gguf::TensorType::F32: dtype = SourceDType::F32; break;
       case gguf::TensorType::F16: dtype = SourceDType::F16; break;
       case gguf::TensorType::BF16: dtype = SourceDType::BF16; break;
-      case gguf::TensorType::Q8_0: dtype = SourceDType::Q8_0; break;
-      case gguf::TensorType::Q4_0: dtype = SourceDType::Q4_0; break;
       default:
-        return Status::error(path_ + ": tensor " + name + " is " + gguf::tensor_type_name(t->ggml_type) +
-                             "; GGUF import reads F32, F16, BF16, Q8_0 and Q4_0 tensors");
+        // Block types: every one with a format::DType is copied as stored (kernels/type_traits.h).
+        if (!format::dtype_from_ggml(t->ggml_type, &block_type) || !format::dtype_is_quantized(block_type))
+          return Status::error(path_ + ": tensor " + name + " is " + gguf::tensor_type_name(t->ggml_type) +
+                               "; GGUF import reads F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, "
+                               "Q3_K, Q4_K, Q5_K, Q6_K, IQ4_NL and IQ4_XS tensors");
+        if (!format::dtype_fits_cols(block_type, t->ne[0]))
+          return Status::error(path_ + ": tensor " + name + " rows are not whole blocks");
     }
     out->file = path_;
     out->name = name;
     out->offset = t->offset;
     out->dtype = dtype;
+    out->block_type = block_type;
     out->rows = vector ? 1 : rows;
     out->cols = vector ? rows : cols;
     out->interleaved_rope_heads = rope_heads;
@@ -137,6 +142,7 @@ bool looks_like_gguf(const std::string& path) {
 Status plan_gguf(const std::string& path, ConversionPlan* plan) {
   *plan = ConversionPlan{};
   plan->kind = "GGUF file";
+  plan->keeps_source_types = true;
   platform::FileBuffer buffer;
   MAGNETAR_TRY(buffer.open(path, platform::FileBuffer::Mode::Map));
   gguf::File f;

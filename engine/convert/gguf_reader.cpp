@@ -142,6 +142,8 @@ bool tensor_type_block(uint32_t ggml_type, uint64_t* block_elements, uint64_t* b
     case TensorType::Q5_K: elements = 256; bytes = 176; break;
     case TensorType::Q6_K: elements = 256; bytes = 210; break;
     case TensorType::Q8_K: elements = 256; bytes = 292; break;
+    case TensorType::IQ4_NL: elements = 32; bytes = 18; break;
+    case TensorType::IQ4_XS: elements = 256; bytes = 136; break;
     default: return false;
   }
   *block_elements = elements;
@@ -171,6 +173,8 @@ std::string tensor_type_name(uint32_t ggml_type) {
     case TensorType::Q5_K: return "Q5_K";
     case TensorType::Q6_K: return "Q6_K";
     case TensorType::Q8_K: return "Q8_K";
+    case TensorType::IQ4_NL: return "IQ4_NL";
+    case TensorType::IQ4_XS: return "IQ4_XS";
   }
   return "type " + std::to_string(ggml_type);
 }

@@ -74,6 +74,12 @@ Status gguf_vocab_to_spec(const gguf::File& f, spm::ModelSpec* out) {
     if (*id >= int(out->pieces.size()))
       return Status::error("GGUF special token id " + std::to_string(*id) + " is outside the " +
                            std::to_string(out->pieces.size()) + "-token vocabulary");
+  // llama.cpp's Gemma vocabularies mark <unk> CONTROL and name it only by unknown_token_id;
+  // SentencePiece needs exactly one UNKNOWN piece, so that one becomes it when none is.
+  bool has_unknown = false;
+  for (const spm::VocabPiece& p : out->pieces) has_unknown |= p.type == spm::PieceType::Unknown;
+  if (!has_unknown && out->unk_id >= 0 && out->pieces[size_t(out->unk_id)].type == spm::PieceType::Control)
+    out->pieces[size_t(out->unk_id)].type = spm::PieceType::Unknown;
   if (f.find("tokenizer.ggml.add_space_prefix") != nullptr)
     MAGNETAR_TRY(f.get_bool("tokenizer.ggml.add_space_prefix", &out->add_dummy_prefix));
   return Status::ok();

@@ -19,11 +19,15 @@ struct SourceRange {
   std::string name;  // source tensor name, for messages and progress
   uint64_t offset = 0;  // absolute byte offset of element [0, 0]
   SourceDType dtype = SourceDType::F32;
+  format::DType block_type = format::DType::F32;  // dtype == Blocks: the GGUF tensor's type
   uint64_t rows = 0, cols = 0;
   // > 0: the rows are this many attention heads whose q/k rows are in llama2.c's interleaved
   // RoPE layout; they are permuted to Hugging Face's rotate-half layout while converting.
   uint64_t interleaved_rope_heads = 0;
-  uint64_t bytes() const { return rows * source_row_bytes(dtype, cols); }
+  uint64_t row_bytes() const {
+    return dtype == SourceDType::Blocks ? format::tensor_bytes(block_type, 1, cols) : cols * source_dtype_bytes(dtype);
+  }
+  uint64_t bytes() const { return rows * row_bytes(); }
 };
 
 struct PlannedTensor {
@@ -44,6 +48,8 @@ struct ConversionPlan {
   std::string chat_template;  // as found in tokenizer_config.json
   uint64_t source_bytes = 0;  // bytes of the input files
   uint64_t bytes_to_read = 0;  // tensor bytes the conversion reads
+  // WeightType::Auto stores each source tensor in its own type (GGUF); otherwise Auto is F16.
+  bool keeps_source_types = false;
 };
 
 Status plan_hf_folder(const std::string& folder, ConversionPlan* plan);

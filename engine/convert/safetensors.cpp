@@ -43,17 +43,10 @@ uint64_t source_dtype_bytes(SourceDType t) {
     case SourceDType::F32: return 4;
     case SourceDType::F16:
     case SourceDType::BF16: return 2;
-    case SourceDType::Q8_0:
-    case SourceDType::Q4_0:
+    case SourceDType::Blocks:
     case SourceDType::Other: return 0;
   }
   return 0;
-}
-
-uint64_t source_row_bytes(SourceDType t, uint64_t cols) {
-  if (t == SourceDType::Q8_0) return cols / 32 * 34;
-  if (t == SourceDType::Q4_0) return cols / 32 * 18;
-  return cols * source_dtype_bytes(t);
 }
 
 Status read_safetensors_header(const std::string& path, SafetensorsFile* out) {

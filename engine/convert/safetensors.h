@@ -12,10 +12,10 @@
 
 namespace magnetar::convert {
 
-// Q8_0 / Q4_0: GGUF's 32-element blocks (kernels/quant.h), rows of whole blocks.
-enum class SourceDType { F32, F16, BF16, Q8_0, Q4_0, Other };
-uint64_t source_dtype_bytes(SourceDType t);  // per element; 0 for Other and the block types
-uint64_t source_row_bytes(SourceDType t, uint64_t cols);  // bytes of one row of `cols` elements
+// Element types of source tensors. Blocks: a GGUF block-quantized tensor, whose type is a
+// format::DType (convert::SourceRange::block_type), rows of whole blocks.
+enum class SourceDType { F32, F16, BF16, Blocks, Other };
+uint64_t source_dtype_bytes(SourceDType t);  // per element; 0 for Other and Blocks
 
 struct SafetensorsTensor {
   std::string name;

@@ -11,6 +11,8 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <string>
+#include <vector>
 
 namespace magnetar::format {
 
@@ -22,7 +24,25 @@ inline constexpr uint64_t kAlignment = 64;
 inline constexpr int kMaxEogIds = 8;
 inline constexpr int kMaxTensorName = 64;
 
-enum class DType : uint32_t { F32 = 0, F16 = 1, Q8_0 = 2, Q4_0 = 3 };
+// The one enum of tensor data types (file, engine and kernels). Values are stored in files: only
+// append. Q*/IQ* types are GGUF's block formats, bit for bit (kernels/quant.h, kernels/kquants.h).
+enum class DType : uint32_t {
+  F32 = 0, F16 = 1, Q8_0 = 2, Q4_0 = 3,
+  Q2_K = 4, Q3_K = 5, Q4_K = 6, Q5_K = 7, Q6_K = 8, IQ4_NL = 9, IQ4_XS = 10,
+  Q4_1 = 11, Q5_0 = 12, Q5_1 = 13,
+};
+inline constexpr uint32_t kDTypeCount = 14;
+
+// What the file layer knows of a type: its name, its block (elements per block and bytes per
+// block; 1 and the element size for F32/F16) and GGML's id for it (GGUF import copies tensors
+// whose GGML type has a DType). The kernels' half of the type record is kernels/type_traits.h.
+struct DTypeLayout {
+  const char* name;         // "q4_k", as `convert --dtype` and `info` spell it
+  uint32_t block_elements;  // a row of a quantized tensor is a whole number of blocks
+  uint32_t block_bytes;
+  uint32_t ggml_type;       // GGML's enum ggml_type value
+  bool quantized() const { return block_elements > 1; }
+};
 
 enum class Activation : uint32_t { Silu = 0, GeluTanh = 1 };
 
@@ -89,12 +109,25 @@ struct TensorEntry {
 };
 static_assert(sizeof(TensorEntry) == 112, "TensorEntry layout changed");
 
+// The layout of a valid dtype (dtype_is_valid).
+const DTypeLayout& dtype_layout(DType dtype);
 // Bytes of a [rows, cols] tensor of this type (cols must be a block multiple for quantized types).
 uint64_t tensor_bytes(DType dtype, uint64_t rows, uint64_t cols);
 const char* dtype_name(DType dtype);
 bool dtype_is_valid(uint32_t dtype);
+bool dtype_is_quantized(DType dtype);
+// Whether a [.., cols] matrix can be stored as dtype (quantized: whole blocks per row).
+bool dtype_fits_cols(DType dtype, uint64_t cols);
+// The DType of GGML type `ggml_type`, if Magnetar has one.
+bool dtype_from_ggml(uint32_t ggml_type, DType* out);
+// The DType named `name` (dtype_name's spelling, any case).
+bool dtype_from_name(const char* name, DType* out);
 
 inline uint64_t align_up(uint64_t x, uint64_t a) { return (x + a - 1) / a * a; }
+
+// The part names of a fused tensor ("layers.3.wqkv" -> wq, wk, wv; "w_gate_up" -> w_gate,
+// w_up), in row order; empty for other names.
+std::vector<std::string> fused_parts(const std::string& name);
 
 // Canonical tensor names. Per layer "layers.<i>.<name>".
 //   tok_embeddings [vocab, dim]          output_norm [dim] (F32)
@@ -104,6 +137,10 @@ inline uint64_t align_up(uint64_t x, uint64_t a) { return (x + a - 1) / a * a; }
 //   layers.i.w_gate_up [2 hidden, dim]    (gate rows, then up rows)
 //   layers.i.w_down [dim, hidden]
 //   Gemma 2 only: layers.i.post_attn_norm, layers.i.post_ffn_norm [dim] (F32)
+// A fused matrix whose sources have different block types (a GGUF *_K_M file's attn_v beside
+// attn_q / attn_k) is stored as its parts instead, each in its own type:
+//   layers.i.wqkv    -> layers.i.wq [n_heads head_dim, dim], layers.i.wk, layers.i.wv [kv, dim]
+//   layers.i.w_gate_up -> layers.i.w_gate, layers.i.w_up [hidden, dim]
 // Norm weights are stored as the multiplier the forward pass applies: Gemma's (1 + w) is folded
 // in by the converter. q/k rows are in Hugging Face's rotate-half RoPE layout.
 

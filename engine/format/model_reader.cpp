@@ -110,6 +110,9 @@ bool expected_shape(const FileHeader& h, const std::string& name, uint64_t* rows
     return true;
   }
   if (leaf == "wqkv") return *rows = q + 2 * kv, *cols = dim, true;
+  if (leaf == "wq") return *rows = q, *cols = dim, true;
+  if (leaf == "wk" || leaf == "wv") return *rows = kv, *cols = dim, true;
+  if (leaf == "w_gate" || leaf == "w_up") return *rows = hidden, *cols = dim, true;
   if (leaf == "wo") return *rows = dim, *cols = q, true;
   if (leaf == "w_gate_up") return *rows = 2 * hidden, *cols = dim, true;
   if (leaf == "w_down") return *rows = dim, *cols = hidden, true;
@@ -162,6 +165,9 @@ Status parse_model_header(const uint8_t* prefix, uint64_t prefix_size, uint64_t 
     if (is_norm && e.dtype != static_cast<uint32_t>(DType::F32))
       return Status::error(where + ": norm weights must be f32");
     DType dt = static_cast<DType>(e.dtype);
+    if (!dtype_fits_cols(dt, cols))
+      return Status::error(where + ": " + dtype_name(dt) + " rows must be whole blocks of " +
+                           std::to_string(dtype_layout(dt).block_elements));
     if (e.bytes != tensor_bytes(dt, rows, cols))
       return Status::error(where + ": byte size does not match its dtype and shape");
     if (e.offset % kAlignment != 0 || e.offset < h.data_offset ||
@@ -186,8 +192,16 @@ Status parse_model_header(const uint8_t* prefix, uint64_t prefix_size, uint64_t 
   if (!(h.flags & kFlagTiedEmbeddings)) MAGNETAR_TRY(require("output"));
   for (uint32_t l = 0; l < h.n_layers; ++l) {
     std::string p = "layers." + std::to_string(l) + ".";
-    for (const char* leaf : {"attn_norm", "wqkv", "wo", "ffn_norm", "w_gate_up", "w_down"})
-      MAGNETAR_TRY(require(p + leaf));
+    for (const char* leaf : {"attn_norm", "wo", "ffn_norm", "w_down"}) MAGNETAR_TRY(require(p + leaf));
+    for (const char* fused : {"wqkv", "w_gate_up"}) {
+      // The fused tensor or all of its parts (a mixed-type GGUF import), never both.
+      int parts_found = 0;
+      const std::vector<std::string> parts = fused_parts(p + fused);
+      for (const std::string& part : parts) parts_found += out->find(part) ? 1 : 0;
+      if (out->find(p + fused) ? parts_found != 0 : parts_found != int(parts.size()))
+        return Status::error("layer " + std::to_string(l) + ": '" + p + fused +
+                             "' must be stored either whole or as all of its parts");
+    }
     if (h.flags & kFlagPostNorms) {
       MAGNETAR_TRY(require(p + "post_attn_norm"));
       MAGNETAR_TRY(require(p + "post_ffn_norm"));

@@ -113,8 +113,9 @@ Status ModelWriter::create(const std::string& path, const FileHeader& header,
     if (t.n_dims != 1 && t.n_dims != 2) return Status::error(where + "n_dims must be 1 or 2");
     if (t.rows == 0 || t.cols == 0 || (t.n_dims == 1 && t.rows != 1))
       return Status::error(where + "bad shape");
-    if ((t.dtype == DType::Q8_0 || t.dtype == DType::Q4_0) && t.cols % 32 != 0)
-      return Status::error(where + "quantized rows must be a multiple of 32 columns");
+    if (!dtype_fits_cols(t.dtype, t.cols))
+      return Status::error(where + "quantized rows must be a multiple of " +
+                           std::to_string(dtype_layout(t.dtype).block_elements) + " columns");
     TensorEntry e{};
     std::memcpy(e.name, t.name.data(), t.name.size());
     e.dtype = static_cast<uint32_t>(t.dtype);

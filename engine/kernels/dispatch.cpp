@@ -46,18 +46,6 @@ const KernelTable* choose(KernelChoice choice) {
   return best ? best : &kReferenceTable;
 }
 
-KernelChoice choice_from_environment() {
-  const char* value = std::getenv("MAGNETAR_KERNELS");
-  if (value == nullptr || value[0] == '\0' || std::strcmp(value, "auto") == 0)
-    return KernelChoice::Auto;
-  if (std::strcmp(value, "reference") == 0) return KernelChoice::Reference;
-  if (std::strcmp(value, "asm") == 0 || std::strcmp(value, "avx2") == 0) return KernelChoice::Asm;
-  std::fprintf(stderr,
-               "magnetar: MAGNETAR_KERNELS=%s is not one of auto, reference, asm; using auto\n",
-               value);
-  return KernelChoice::Auto;
-}
-
 // The probe's buffer as FP32 (ordinary values: see bandwidth::ReadProbe), in blocks of 64 floats;
 // the remaining words through the portable loop.
 uint64_t read_words_avx2(const uint64_t* data, uint64_t words) {
@@ -72,6 +60,19 @@ uint64_t read_words_avx2(const uint64_t* data, uint64_t words) {
 }
 
 }  // namespace
+
+KernelChoice choice_from_environment() {
+  const char* value = std::getenv("MAGNETAR_KERNELS");
+  if (value == nullptr || value[0] == '\0' || std::strcmp(value, "auto") == 0)
+    return KernelChoice::Auto;
+  if (std::strcmp(value, "reference") == 0) return KernelChoice::Reference;
+  if (std::strcmp(value, "asm") == 0 || std::strcmp(value, "avx2") == 0) return KernelChoice::Asm;
+  static std::once_flag notice;
+  std::call_once(notice, [&] {
+    std::fprintf(stderr, "magnetar: MAGNETAR_KERNELS=%s is not one of auto, reference, asm; using auto\n", value);
+  });
+  return KernelChoice::Auto;
+}
 
 const KernelTable& active() {
   const KernelTable* table = g_active.load(std::memory_order_acquire);

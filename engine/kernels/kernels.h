@@ -61,6 +61,11 @@ struct KernelTable {
 
 enum class KernelChoice { Auto, Reference, Asm };
 
+// MAGNETAR_KERNELS read once for every table (float kernels here, block-quantized ones in
+// quant.h): unset/"auto" -> Auto, "reference" -> Reference, "asm"/"avx2" -> Asm; anything else
+// is Auto with a notice on stderr.
+KernelChoice choice_from_environment();
+
 // The table in use. Filled on first call (Auto, unless MAGNETAR_KERNELS says otherwise).
 const KernelTable& active();
 // Refill the table (for tests and bench --kernels). Not thread-safe against running kernels.

@@ -185,10 +185,7 @@ const QuantKernelTable kVnniTable = {magnetar_quantize_act_avx2,          magnet
 std::atomic<const QuantKernelTable*> g_active{nullptr};
 
 const QuantKernelTable* choose(kernels::KernelChoice choice) {
-  if (choice == kernels::KernelChoice::Auto) {
-    const char* env = std::getenv("MAGNETAR_KERNELS");  // same values as kernels::active()
-    if (env != nullptr && std::strcmp(env, "reference") == 0) choice = kernels::KernelChoice::Reference;
-  }
+  if (choice == kernels::KernelChoice::Auto) choice = kernels::choice_from_environment();  // one rule
   if (choice == kernels::KernelChoice::Reference || !asm_available()) return &kReferenceTable;
   return &asm_table();
 }

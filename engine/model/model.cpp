@@ -98,15 +98,29 @@ ops::Matrix matrix_of(const format::TensorView& t) {
   return m;
 }
 
+// A fused matrix stored as parts of different types (format::fused_parts) as one ops::Matrix.
+ops::Matrix matrix_of_parts(const std::vector<const format::TensorView*>& parts) {
+  ops::Matrix m = matrix_of(*parts[0]);
+  m.rows = 0;
+  m.n_parts = int(parts.size());
+  for (size_t i = 0; i < parts.size(); ++i) {
+    m.parts[i] = {parts[i]->data, parts[i]->dtype, int64_t(parts[i]->rows), false};
+    m.rows += int64_t(parts[i]->rows);
+  }
+  return m;
+}
+
 Status build_weights(const format::ModelFileView& v, const Config& c, Weights* w) {
   auto matrix = [&](const std::string& name, ops::Matrix* out) -> Status {
-    const format::TensorView* t = v.find(name);
-    if (!t) return Status::error("missing tensor '" + name + "'");
-    if (t->dtype != format::DType::F32 && t->dtype != format::DType::F16 &&
-        t->dtype != format::DType::Q8_0 && t->dtype != format::DType::Q4_0)
-      return Status::error("tensor '" + name + "' has type " + format::dtype_name(t->dtype) +
-                           ", which this build cannot compute with yet");
-    *out = matrix_of(*t);
+    if (const format::TensorView* t = v.find(name)) {
+      *out = matrix_of(*t);
+      return Status::ok();
+    }
+    std::vector<const format::TensorView*> parts;
+    for (const std::string& part : format::fused_parts(name)) parts.push_back(v.find(part));
+    if (parts.empty() || std::count(parts.begin(), parts.end(), nullptr) > 0)
+      return Status::error("missing tensor '" + name + "'");
+    *out = matrix_of_parts(parts);
     return Status::ok();
   };
   auto norm = [&](const std::string& name) -> const float* {
@@ -146,6 +160,14 @@ DecodeLayouts lay_out_for_decode(uint8_t* writable, const uint8_t* file_data, co
   std::vector<uint8_t> scratch;  // the largest striped matrix or 16-row tile, freed on return
   DecodeLayouts done;
   auto lay_out = [&](ops::Matrix* m) {
+    for (int p = 0; p < m->n_parts; ++p) {  // a mixed-type fused matrix: its parts one by one
+      ops::Matrix part = ops::part_matrix(*m, p);
+      if (!ops::wants_x16_tiles(part)) continue;
+      ops::tile_x16_in_place(&part, writable + (static_cast<const uint8_t*>(part.data) - file_data), &scratch);
+      m->parts[size_t(p)].x16_tiles = true;
+      ++done.tiled;
+    }
+    if (m->n_parts > 0) return;
     uint8_t* own = writable + (static_cast<const uint8_t*>(m->data) - file_data);
     if (ops::wants_x16_tiles(*m)) {
       ops::tile_x16_in_place(m, own, &scratch);

@@ -7,7 +7,9 @@
 #include <vector>
 
 #include "kernels/kernels.h"
+#include "kernels/kquants.h"
 #include "kernels/quant.h"
+#include "kernels/type_traits.h"
 #include "tokenizer/sentencepiece_proto.h"
 
 namespace magnetar::synth {
@@ -242,14 +244,14 @@ void fill_f32(uint64_t seed, uint64_t tensor_index, float scale, uint64_t first,
 // ---- Writing --------------------------------------------------------------------------------
 
 Status write_model(const Spec& spec, const Options& options, const std::string& path) {
-  if (options.dtype != format::DType::F16 && options.dtype != format::DType::F32 &&
-      options.dtype != format::DType::Q8_0 && options.dtype != format::DType::Q4_0)
-    return Status::error(std::string("synthetic models are F16, F32, Q8_0 or Q4_0, not ") +
-                         format::dtype_name(options.dtype));
+  if (format::dtype_is_quantized(options.dtype) && quant::type_traits(options.dtype).quantize_row == nullptr)
+    return Status::error(std::string("synthetic models are F16, F32 or a type Magnetar quantizes to (Q8_0, "
+                                     "Q4_0), not ") + format::dtype_name(options.dtype));
   const std::vector<format::TensorDecl> decls = tensor_decls(spec, options.dtype);
   for (const auto& d : decls)
-    if ((d.dtype == format::DType::Q8_0 || d.dtype == format::DType::Q4_0) && d.cols % quant::kBlock != 0)
-      return Status::error(d.name + ": rows are not whole 32-blocks, cannot be " + format::dtype_name(d.dtype));
+    if (!format::dtype_fits_cols(d.dtype, d.cols))
+      return Status::error(d.name + ": rows are not whole " + std::to_string(format::dtype_layout(d.dtype).block_elements) +
+                           "-blocks, cannot be " + format::dtype_name(d.dtype));
   std::string vocabulary;
   MAGNETAR_TRY(vocabulary_proto(spec, &vocabulary).with_context("synthetic vocabulary"));
   std::unique_ptr<format::ModelWriter> writer;
@@ -261,8 +263,8 @@ Status write_model(const Spec& spec, const Options& options, const std::string& 
   constexpr uint64_t kChunkValues = uint64_t(4) << 20;
   std::vector<float> f32(kChunkValues);
   std::vector<uint16_t> f16(kChunkValues);
-  std::vector<uint8_t> blocks;  // quantized chunk (Q8_0 / Q4_0): kChunkValues is whole 32-blocks
-  static_assert(kChunkValues % quant::kBlock == 0, "chunks hold whole quant blocks");
+  std::vector<uint8_t> blocks;  // quantized chunk: kChunkValues is whole blocks of every type
+  static_assert(kChunkValues % quant::kSuperBlock == 0, "chunks hold whole quant blocks");
   for (size_t t = 0; t < decls.size(); ++t) {
     const format::TensorDecl& d = decls[t];
     const uint64_t count = d.rows * d.cols;
@@ -281,13 +283,11 @@ Status write_model(const Spec& spec, const Options& options, const std::string& 
       } else if (d.dtype == format::DType::F16) {
         fill_f16(options.seed, t, scale, first, n, f16.data());
         data = f16.data(), bytes = n * sizeof(uint16_t);
-      } else if (d.dtype == format::DType::Q8_0 || d.dtype == format::DType::Q4_0) {
+      } else if (format::dtype_is_quantized(d.dtype)) {
         fill_f32(options.seed, t, scale, first, n, f32.data());
-        const bool q8 = d.dtype == format::DType::Q8_0;
-        bytes = uint64_t(q8 ? quant::row_bytes_q8_0(int64_t(n)) : quant::row_bytes_q4_0(int64_t(n)));
+        bytes = format::tensor_bytes(d.dtype, 1, n);
         blocks.resize(bytes);
-        if (q8) quant::quantize_row_q8_0(f32.data(), reinterpret_cast<quant::BlockQ8_0*>(blocks.data()), int64_t(n));
-        else quant::quantize_row_q4_0(f32.data(), reinterpret_cast<quant::BlockQ4_0*>(blocks.data()), int64_t(n));
+        quant::type_traits(d.dtype).quantize_row(f32.data(), blocks.data(), int64_t(n));
         data = blocks.data();
       } else {
         fill_f32(options.seed, t, scale, first, n, f32.data());

@@ -39,6 +39,7 @@ struct MatJob {
   const Matrix* w;
   const float* x;
   float* y;
+  int64_t ldy;       // floats between tokens' outputs
   int64_t n_tokens;  // 0 = matvec
   int64_t min_chunk_rows;
   int64_t threads;
@@ -67,9 +68,9 @@ void run_rows_of(const MatJob& job, const W* data, int64_t begin, int64_t end) {
     // first stripe (decode is a matmul of one token).
     const int64_t tokens = job.n_tokens > 0 ? job.n_tokens : 1;
     if constexpr (sizeof(W) == 2)
-      job.k->matmul_f16(base, width, x, w.cols, y, w.rows, rows, width, tokens, c0 > 0);
+      job.k->matmul_f16(base, width, x, w.cols, y, job.ldy, rows, width, tokens, c0 > 0);
     else
-      job.k->matmul_f32(base, width, x, w.cols, y, w.rows, rows, width, tokens, c0 > 0);
+      job.k->matmul_f32(base, width, x, w.cols, y, job.ldy, rows, width, tokens, c0 > 0);
   }
 }
 
@@ -104,17 +105,23 @@ void mat_job(void* ctx, int, int) {
   for (int64_t begin, end; claim_rows(job, &begin, &end);) run_rows(job, begin, end);
 }
 
-void run(ThreadPool& pool, const Matrix& w, const float* x, int64_t n_tokens, float* y) {
-  if (w.dtype == format::DType::Q8_0 || w.dtype == format::DType::Q4_0) {
+void run(ThreadPool& pool, const Matrix& w, const float* x, int64_t n_tokens, float* y, int64_t ldy) {
+  if (w.n_parts > 0) {  // a mixed-type fused matrix: each part into its rows of y
+    for (int p = 0; p < w.n_parts; ++p) {
+      run(pool, part_matrix(w, p), x, n_tokens, y, ldy);
+      y += w.parts[size_t(p)].rows;
+    }
+    return;
+  }
+  if (format::dtype_is_quantized(w.dtype)) {
     assert(w.stripe_cols == 0 && "ops: quantized matrices are never striped");
-    if (n_tokens == 0) matvec_quantized(pool, w, x, y);
-    else matmul_quantized(pool, w, x, n_tokens, y);
+    matmul_quantized(pool, w, x, n_tokens > 0 ? n_tokens : 1, y, ldy);
     return;
   }
   assert((w.dtype == format::DType::F16 || w.dtype == format::DType::F32) &&
-         "ops: only F16 and F32 matrices are supported; the loader must reject other dtypes");
+         "ops: only F16, F32 and block-quantized matrices");
   assert(w.data != nullptr && w.rows >= 0 && w.cols >= 0);
-  MatJob job{&kernels::active(), &w, x, y, n_tokens, 0, pool.size()};
+  MatJob job{&kernels::active(), &w, x, y, ldy, n_tokens, 0, pool.size()};
   const int64_t bytes = w.rows * w.cols * dtype_bytes(w.dtype);
   const int64_t work = bytes * (n_tokens > 0 ? n_tokens : 1);
   if (pool.size() == 1 || work < kParallelMinBytes || w.rows <= kRowGranule) {
@@ -135,18 +142,35 @@ void run(ThreadPool& pool, const Matrix& w, const float* x, int64_t n_tokens, fl
 
 }  // namespace
 
+Matrix part_matrix(const Matrix& w, int p) {
+  assert(p >= 0 && p < w.n_parts);
+  const MatrixPartData& part = w.parts[size_t(p)];
+  Matrix m;
+  m.data = part.data;
+  m.dtype = part.dtype;
+  m.rows = part.rows;
+  m.cols = w.cols;
+  m.x16_tiles = part.x16_tiles;
+  return m;
+}
+
 void matvec(ThreadPool& pool, const Matrix& w, const float* x, float* y) {
-  run(pool, w, x, 0, y);
+  run(pool, w, x, 0, y, w.rows);
 }
 
 void matmul(ThreadPool& pool, const Matrix& w, const float* x, int64_t n_tokens, float* y) {
   if (n_tokens <= 0) return;
-  run(pool, w, x, n_tokens, y);
+  run(pool, w, x, n_tokens, y, w.rows);
 }
 
 void embedding_row(const Matrix& w, int64_t row, float* out) {
   assert(row >= 0 && row < w.rows && "embedding_row: row out of range (validate token ids)");
-  if (w.dtype == format::DType::Q8_0 || w.dtype == format::DType::Q4_0) {
+  for (int p = 0; p < w.n_parts; ++p) {
+    const Matrix m = part_matrix(w, p);
+    if (row < m.rows) return embedding_row(m, row, out);
+    row -= m.rows;
+  }
+  if (format::dtype_is_quantized(w.dtype)) {
     embedding_row_quantized(w, row, out);
     return;
   }

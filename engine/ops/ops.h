@@ -1,6 +1,7 @@
 // Ops: shapes, tails and the split of matrix rows across the thread pool. No model knowledge;
 // the numerical work happens in kernels::active().
 #pragma once
+#include <array>
 #include <cstdint>
 #include <vector>
 
@@ -15,6 +16,15 @@ namespace magnetar::ops {
 // the stripes lie back to back. A decode pass over a wide matrix runs near the read ceiling only
 // striped: each stripe's slice of x stays in L1 and its rows form long sequential streams
 // (asm/README.md, "Wide rows").
+// One part of a mixed-type fused matrix (Matrix::parts).
+struct MatrixPartData {
+  const void* data = nullptr;
+  format::DType dtype = format::DType::F32;
+  int64_t rows = 0;
+  bool x16_tiles = false;
+};
+inline constexpr int kMaxMatrixParts = 3;
+
 struct Matrix {
   const void* data = nullptr;
   format::DType dtype = format::DType::F32;
@@ -23,7 +33,16 @@ struct Matrix {
   // Q8_0 / Q4_0 only: the first rows / 16 * 16 rows are in x16 tiles (kernels/quant.h), the
   // rest row-major after them. Set at load by ops::tile_x16_in_place (ops/quant_ops.h).
   bool x16_tiles = false;
+  // n_parts > 0: a fused matrix whose row ranges are stored in different types (a GGUF *_K_M
+  // file's attn_v beside attn_q / attn_k): parts[0..n_parts) stacked along rows, each a plain
+  // matrix of `cols` columns; data and dtype then describe parts[0]. The drivers run each part
+  // into its rows of y.
+  int n_parts = 0;
+  std::array<MatrixPartData, kMaxMatrixParts> parts{};
 };
+
+// Part p of w as a matrix of its own.
+Matrix part_matrix(const Matrix& w, int p);
 
 // The stripe width the loader uses, and the narrowest matrix it stripes (2048..3072 columns
 // already run at the ceiling plain).

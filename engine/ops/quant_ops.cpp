@@ -1,5 +1,6 @@
-// Q8_0 / Q4_0 drivers: activation quantization, row partitions, token chunks for the prefill
-// kernels and cache-sized row chunks for short prompts (see quant_ops.h).
+// Block-quantized matrix drivers. Q8_0 / Q4_0: activation quantization, row partitions, token
+// chunks for the prefill kernels and cache-sized row chunks for short prompts; the other block
+// types: row partitions over their dequantizing matmul (see quant_ops.h).
 #include "ops/quant_ops.h"
 
 #include <algorithm>
@@ -8,6 +9,7 @@
 #include <vector>
 
 #include "kernels/quant.h"
+#include "kernels/type_traits.h"
 
 namespace magnetar::ops {
 namespace {
@@ -33,9 +35,7 @@ constexpr int64_t kTileTokenChunkBytes = 1024 * 1024;
 // Rows in whole x16 tiles at the front of w (0 when w is row-major).
 int64_t tiled_rows(const Matrix& w) { return w.x16_tiles ? w.rows / quant::kTileRows * quant::kTileRows : 0; }
 
-int64_t row_bytes(const Matrix& w) {
-  return w.dtype == format::DType::Q8_0 ? quant::row_bytes_q8_0(w.cols) : quant::row_bytes_q4_0(w.cols);
-}
+int64_t row_bytes(const Matrix& w) { return int64_t(format::tensor_bytes(w.dtype, 1, uint64_t(w.cols))); }
 
 // The quantized activations of the current call. Grows to the largest call seen (the first
 // calls of a model), then the hot path reuses it without allocating.
@@ -49,7 +49,8 @@ struct QuantJob {
   const quant::QuantKernelTable* k;
   const Matrix* w;
   const quant::ActBlock* x;  // [n_tokens, cols / 32]
-  float* y;                  // [n_tokens, rows]
+  float* y;                  // [n_tokens, ldy]
+  int64_t ldy;
   int64_t n_tokens;
 };
 
@@ -70,8 +71,8 @@ void run_rows(const QuantJob& job, int64_t begin, int64_t end) {
     const quant::MatmulQx16Fn mm = w.dtype == format::DType::Q8_0 ? job.k->matmul_q8_0_x16 : job.k->matmul_q4_0_x16;
     const int64_t tile_chunk = std::max<int64_t>(8, kTileTokenChunkBytes / act_bytes / 8 * 8);
     for (int64_t t = 0; t < job.n_tokens; t += tile_chunk)
-      mm(base + begin * bytes_per_row, job.x + t * blocks, job.y + t * w.rows + begin, stop - begin, w.cols,
-         std::min(tile_chunk, job.n_tokens - t), w.rows);
+      mm(base + begin * bytes_per_row, job.x + t * blocks, job.y + t * job.ldy + begin, stop - begin, w.cols,
+         std::min(tile_chunk, job.n_tokens - t), job.ldy);
     begin = stop;
     if (begin >= end) return;
   }
@@ -84,15 +85,15 @@ void run_rows(const QuantJob& job, int64_t begin, int64_t end) {
     // token chunk streams past, so the whole row range goes in one call per token chunk.
     const quant::MatmulQFn mm = w.dtype == format::DType::Q8_0 ? job.k->matmul_q8_0 : job.k->matmul_q4_0;
     for (int64_t t = 0; t < job.n_tokens; t += token_chunk)
-      mm(base + begin * bytes_per_row, job.x + t * blocks, job.y + t * w.rows + begin, end - begin, w.cols,
-         std::min(token_chunk, job.n_tokens - t), w.rows);
+      mm(base + begin * bytes_per_row, job.x + t * blocks, job.y + t * job.ldy + begin, end - begin, w.cols,
+         std::min(token_chunk, job.n_tokens - t), job.ldy);
     return;
   }
   const int64_t chunk = std::max<int64_t>(4, kChunkBytes / bytes_per_row / 4 * 4);
   for (int64_t r = begin; r < end; r += chunk) {
     const int64_t n = std::min(chunk, end - r);
     for (int64_t t = 0; t < job.n_tokens; ++t)
-      fn(base + r * bytes_per_row, job.x + t * blocks, job.y + t * w.rows + r, n, w.cols);
+      fn(base + r * bytes_per_row, job.x + t * blocks, job.y + t * job.ldy + r, n, w.cols);
   }
 }
 
@@ -103,18 +104,50 @@ void quant_job(void* ctx, int thread_index, int n_threads) {
   run_rows(job, begin, end);
 }
 
-void run(ThreadPool& pool, const Matrix& w, const float* x, int64_t n_tokens, float* y) {
-  assert((w.dtype == format::DType::Q8_0 || w.dtype == format::DType::Q4_0) &&
-         "matvec_quantized: only Q8_0 / Q4_0 matrices");
-  assert(w.cols > 0 && w.cols % quant::kBlock == 0 && "quantized rows are whole 32-blocks");
-  assert(w.data != nullptr && w.rows >= 0);
+// Block types without int8 kernels (type_traits.h): rows split across the pool, each thread's
+// rows through the type's dequantizing matmul.
+struct DequantJob {
+  quant::MatmulDequantFn matmul;
+  const Matrix* w;
+  const float* x;
+  float* y;
+  int64_t ldy, n_tokens;
+};
+
+void dequant_rows(const DequantJob& job, int64_t begin, int64_t end) {
+  if (begin >= end) return;
+  const auto* base = static_cast<const uint8_t*>(job.w->data) + begin * row_bytes(*job.w);
+  job.matmul(base, job.x, job.y + begin, end - begin, job.w->cols, job.n_tokens, job.ldy);
+}
+
+void dequant_job(void* ctx, int thread_index, int n_threads) {
+  const DequantJob& job = *static_cast<const DequantJob*>(ctx);
+  int64_t begin = 0, end = 0;
+  ThreadPool::split(job.w->rows, kRowGranule, thread_index, n_threads, &begin, &end);
+  dequant_rows(job, begin, end);
+}
+
+bool runs_on_caller(ThreadPool& pool, const Matrix& w, int64_t n_tokens) {
+  return pool.size() == 1 || w.rows * row_bytes(w) * n_tokens < kParallelMinBytes || w.rows <= kRowGranule;
+}
+
+void run(ThreadPool& pool, const Matrix& w, const float* x, int64_t n_tokens, float* y, int64_t ldy) {
+  assert(format::dtype_is_quantized(w.dtype) && "matmul_quantized: only block-quantized matrices");
+  assert(w.cols > 0 && format::dtype_fits_cols(w.dtype, uint64_t(w.cols)) && "quantized rows are whole blocks");
+  assert(w.data != nullptr && w.rows >= 0 && ldy >= w.rows);
+  const quant::TypeTraits& traits = quant::type_traits(w.dtype);
+  if (!traits.int8_activations) {
+    DequantJob job{quant::active_matmul(traits), &w, x, y, ldy, n_tokens};
+    if (runs_on_caller(pool, w, n_tokens)) dequant_rows(job, 0, w.rows);
+    else pool.run(dequant_job, &job);
+    return;
+  }
   const quant::QuantKernelTable& k = quant::active();
   const int64_t blocks = w.cols / quant::kBlock;
   std::vector<quant::ActBlock>& xq = activation_scratch(blocks * n_tokens);
   for (int64_t t = 0; t < n_tokens; ++t) k.quantize_act(x + t * w.cols, xq.data() + t * blocks, w.cols);
-  QuantJob job{&k, &w, xq.data(), y, n_tokens};
-  const int64_t work = w.rows * row_bytes(w) * n_tokens;
-  if (pool.size() == 1 || work < kParallelMinBytes || w.rows <= kRowGranule) {
+  QuantJob job{&k, &w, xq.data(), y, ldy, n_tokens};
+  if (runs_on_caller(pool, w, n_tokens)) {
     run_rows(job, 0, w.rows);
     return;
   }
@@ -124,12 +157,17 @@ void run(ThreadPool& pool, const Matrix& w, const float* x, int64_t n_tokens, fl
 }  // namespace
 
 void matvec_quantized(ThreadPool& pool, const Matrix& w, const float* x, float* y) {
-  run(pool, w, x, 1, y);
+  run(pool, w, x, 1, y, w.rows);
 }
 
 void matmul_quantized(ThreadPool& pool, const Matrix& w, const float* x, int64_t n_tokens, float* y) {
+  matmul_quantized(pool, w, x, n_tokens, y, w.rows);
+}
+
+void matmul_quantized(ThreadPool& pool, const Matrix& w, const float* x, int64_t n_tokens, float* y,
+                      int64_t ldy) {
   if (n_tokens <= 0) return;
-  run(pool, w, x, n_tokens, y);
+  run(pool, w, x, n_tokens, y, ldy);
 }
 
 void embedding_row_quantized(const Matrix& w, int64_t row, float* out) {
@@ -144,10 +182,7 @@ void embedding_row_quantized(const Matrix& w, int64_t row, float* out) {
     return;
   }
   const uint8_t* base = static_cast<const uint8_t*>(w.data) + row * row_bytes(w);
-  if (w.dtype == format::DType::Q8_0)
-    quant::dequantize_row_q8_0(reinterpret_cast<const quant::BlockQ8_0*>(base), out, w.cols);
-  else
-    quant::dequantize_row_q4_0(reinterpret_cast<const quant::BlockQ4_0*>(base), out, w.cols);
+  quant::type_traits(w.dtype).dequantize_row(base, out, w.cols);
 }
 
 bool wants_x16_tiles(const Matrix& w) {

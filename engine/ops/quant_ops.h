@@ -1,4 +1,4 @@
-// Threaded drivers for Q8_0 / Q4_0 weight matrices (kernels/quant.h): the activation is quantized
+// Threaded drivers for block-quantized weight matrices. Q8_0 / Q4_0 (kernels/quant.h): the activation is quantized
 // to int8 blocks once per call (once per token for prefill), then the rows are split across the
 // pool. ops::matvec / ops::matmul hand quantized matrices to these.
 #pragma once
@@ -18,7 +18,11 @@ void matvec_quantized(ThreadPool& pool, const Matrix& w, const float* x, float* 
 // output bit-identical to the matvec twin's for that token. 2–3 tokens: the matvec per token
 // over row chunks that stay in cache while every token passes over them.
 void matmul_quantized(ThreadPool& pool, const Matrix& w, const float* x, int64_t n_tokens, float* y);
-// out[cols] = row `row` of a Q8_0 / Q4_0 matrix, dequantized (embedding lookups).
+// The same with token t's outputs at y + t * ldy (ldy >= w.rows: a part of a fused matrix).
+// Block types other than Q8_0 / Q4_0 run their dequantizing matmul (kernels/type_traits.h).
+void matmul_quantized(ThreadPool& pool, const Matrix& w, const float* x, int64_t n_tokens, float* y,
+                      int64_t ldy);
+// out[cols] = row `row` of a block-quantized matrix, dequantized (embedding lookups).
 void embedding_row_quantized(const Matrix& w, int64_t row, float* out);
 
 // Whether tile_x16_in_place() would tile w: a row-major Q8_0 / Q4_0 matrix of at least 16 rows.

@@ -232,7 +232,19 @@ TEST(ModelFormat, TensorBytesAndNames) {
   EXPECT_STREQ(dtype_name(DType::Q4_0), "q4_0");
   EXPECT_TRUE(dtype_is_valid(0));
   EXPECT_TRUE(dtype_is_valid(3));
-  EXPECT_FALSE(dtype_is_valid(4));
+  EXPECT_TRUE(dtype_is_valid(kDTypeCount - 1));
+  EXPECT_FALSE(dtype_is_valid(kDTypeCount));
+  EXPECT_EQ(tensor_bytes(DType::Q4_K, 2, 512), 2u * 2 * 144);  // GGUF's 256-value super-blocks
+  EXPECT_EQ(tensor_bytes(DType::Q6_K, 1, 256), 210u);
+  EXPECT_EQ(tensor_bytes(DType::IQ4_NL, 1, 64), 2u * 18);
+  EXPECT_STREQ(dtype_name(DType::IQ4_XS), "iq4_xs");
+  DType parsed;
+  EXPECT_TRUE(dtype_from_name("Q5_K", &parsed));
+  EXPECT_EQ(parsed, DType::Q5_K);
+  EXPECT_TRUE(dtype_from_ggml(14, &parsed));  // GGML_TYPE_Q6_K
+  EXPECT_EQ(parsed, DType::Q6_K);
+  EXPECT_FALSE(dtype_from_ggml(15, &parsed));  // Q8_K: no file type
+  EXPECT_FALSE(dtype_fits_cols(DType::Q4_K, 128));
   EXPECT_FALSE(dtype_is_valid(0xffffffffu));
 }
 

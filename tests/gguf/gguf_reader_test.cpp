@@ -355,11 +355,12 @@ TEST(GgufReader, BadTensorInfos) {
   expect_error(one_tensor({4}, uint32_t(TensorType::F32), 0, 64, ""), "name length");
   expect_error(one_tensor({4}, uint32_t(TensorType::F32), 0, 64, std::string(64, 'n')), "name length");
   {
-    const auto unknown = one_tensor({4}, 23, 0, 0);  // a type this reader cannot size: parsed, flagged
+    const auto unknown = one_tensor({4}, 99, 0, 0);  // a type this reader cannot size: parsed, flagged
     File f;
     ASSERT_TRUE(parse(unknown.data(), unknown.size(), &f).is_ok());
     EXPECT_FALSE(f.tensors[0].size_known);
-    EXPECT_EQ(tensor_type_name(23), "type 23");
+    EXPECT_EQ(tensor_type_name(99), "type 99");
+    EXPECT_EQ(tensor_type_name(23), "IQ4_XS");
   }
   {
     Builder b;  // overlapping tensors

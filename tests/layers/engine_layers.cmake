@@ -10,7 +10,7 @@ set(LAYER_convert   format tokenizer kernels core)
 set(LAYER_ops       kernels format core)
 set(LAYER_tokenizer "")
 set(LAYER_format    core)
-set(LAYER_kernels   core)
+set(LAYER_kernels   format core)  # format: DType and its layout rows (kernels/type_traits.h)
 set(LAYER_core      "")
 
 if(NOT ENGINE_DIR)

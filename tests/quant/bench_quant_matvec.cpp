@@ -24,6 +24,7 @@
 #include "kernels/quant.h"
 #include "ops/ops.h"
 #include "ops/quant_ops.h"
+#include "stream_read.h"
 
 namespace {
 
@@ -31,21 +32,6 @@ using magnetar::quant::ActBlock;
 
 double now() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
-
-// Streaming read of [begin, end): AVX2 loads, four independent accumulators.
-__attribute__((target("avx2"))) uint64_t stream_read(const uint8_t* begin, const uint8_t* end) {
-  __m256i a0 = _mm256_setzero_si256(), a1 = a0, a2 = a0, a3 = a0;
-  for (const uint8_t* p = begin; p + 128 <= end; p += 128) {
-    a0 = _mm256_add_epi64(a0, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
-    a1 = _mm256_add_epi64(a1, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 32)));
-    a2 = _mm256_add_epi64(a2, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 64)));
-    a3 = _mm256_add_epi64(a3, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 96)));
-  }
-  a0 = _mm256_add_epi64(_mm256_add_epi64(a0, a1), _mm256_add_epi64(a2, a3));
-  alignas(32) uint64_t lanes[4];
-  _mm256_store_si256(reinterpret_cast<__m256i*>(lanes), a0);
-  return lanes[0] + lanes[1] + lanes[2] + lanes[3];
 }
 
 struct Timing {

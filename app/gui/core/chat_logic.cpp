@@ -134,9 +134,11 @@ uint64_t predicted_ram_bytes(uint64_t model_file_bytes, int n_layers, int kv_wid
 double bytes_per_parameter(WeightType type) {
   switch (type) {
     case WeightType::F32: return 4.0;
-    case WeightType::F16: return 2.0;
+    case WeightType::F16:
+    case WeightType::Auto: return 2.0;  // a folder's auto is F16
     case WeightType::Q8_0: return 34.0 / 32.0;  // 32 int8 + one fp16 scale
     case WeightType::Q4_0: return 18.0 / 32.0;  // 32 nibbles + one fp16 scale
+    default: break;  // the GGUF-only types: the drop dialog does not offer them
   }
   return 2.0;
 }

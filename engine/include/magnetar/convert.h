@@ -12,7 +12,16 @@
 
 namespace magnetar {
 
-enum class WeightType : uint32_t { F32 = 0, F16 = 1, Q8_0 = 2, Q4_0 = 3 };
+// Auto: the source's own types where it has them — a GGUF file's tensors are copied as stored
+// (F32, F16, Q8_0, Q4_0, K-quants, IQ4...; BF16 becomes F16), never requantised — and F16 for
+// Hugging Face folders and llama2.c checkpoints.
+// The other values are the model file's types (docs/MODEL_FORMAT.md), which `info` reports;
+// the converter produces F32, F16, Q8_0 and Q4_0 and copies the rest from GGUF files (Auto).
+enum class WeightType : uint32_t {
+  F32 = 0, F16 = 1, Q8_0 = 2, Q4_0 = 3,
+  Q2_K = 4, Q3_K = 5, Q4_K = 6, Q5_K = 7, Q6_K = 8, IQ4_NL = 9, IQ4_XS = 10, Q4_1 = 11, Q5_0 = 12, Q5_1 = 13,
+  Auto = 255,
+};
 const char* weight_type_name(WeightType type);
 bool parse_weight_type(const std::string& name, WeightType* out);
 
@@ -23,7 +32,7 @@ struct ConvertProgress {
 };
 
 struct ConvertOptions {
-  WeightType weight_type = WeightType::F16;
+  WeightType weight_type = WeightType::Auto;
   // The embedding table and LM head (tok_embeddings, output): empty = weight_type. With q8_0 /
   // q4_0 the same rule as for the other matrices holds: rows not of whole 32-blocks stay F16.
   std::optional<WeightType> output_weight_type;

@@ -1,0 +1,368 @@
+; K-quant integer matrix–vector kernels, AVX2 + FMA + F16C: Q4_K, Q5_K, Q6_K and IQ4_XS weights against
+; activations quantized to Q8_K-style blocks (ActBlockK = {f32 d; pad to 32; i16 bsums[16];
+; i8 qs[256]}: 320 bytes, qs at 64). C++ twins and contracts: engine/kernels/kquants.h
+; (matvec_q4_k_ref, matvec_q5_k_ref, matvec_q6_k_ref); block layouts are GGUF's (BlockQ4_K 144
+; bytes, BlockQ5_K 176, BlockQ6_K 210; any alignment).
+;
+; Method (per row, per 256-value super-block): the quants are unpacked to bytes in registers,
+; vpmaddubsw multiplies them with the int8 activations into int16 pairs, vpmaddwd weighs the
+; pairs with the sub-block scale (broadcast by vpshufb) into 8 int32 lanes. Lane i of a block
+; is exact; it is converted to float and added as lane[i] = fma(d_w * d_x, sum_i, lane[i]).
+; Q4_K's mins and Q6_K's -32 offset come from the activation's 16-value sums (bsums). At the end
+; of a row the 8 lanes are summed in a fixed tree: (l[i] + l[i+4]), then (t[0] + t[2]) and
+; (t[1] + t[3]), then their sum — the twin's order, so asm and twin agree bit for bit.
+
+%include "abi.inc"
+%include "reduce.inc"
+
+%define ACTK_D      0
+%define ACTK_BSUMS  32
+%define ACTK_QS     64
+%define ACTK_BYTES  320
+
+RODATA
+align 32
+low_nibble:  times 32 db 0x0f
+bits_45:     times 32 db 0x30
+bit_4:       times 32 db 0x10
+iq4_values:  times 2 db -127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113
+words_32:    times 8 dw 32
+; Q4_K: words of sub-block scale j (0..7) broadcast: mask j picks bytes 2j, 2j+1 everywhere.
+%assign j 0
+%rep 8
+scale_word_%[j]: times 16 db 2 * j, 2 * j + 1
+%assign j j + 1
+%endrep
+; Q6_K: chunk k (0..3) of a half block: low lane takes scale word 2k, high lane word 2k + 1.
+%assign k 0
+%rep 4
+scale_pair_%[k]: times 8 db 4 * k, 4 * k + 1
+                 times 8 db 4 * k + 2, 4 * k + 3
+%assign k k + 1
+%endrep
+
+
+; ymm0 |= 16 where bit %1 of qh (ymm14) is set: bit %1 moved to bit 4 by a word shift (bits that
+; cross into the neighbouring byte are masked off), masked by ymm15 = 0x10.
+%macro FIFTH_BIT 1
+  %if %1 < 4
+    vpsllw ymm2, ymm14, 4 - %1
+  %elif %1 == 4
+    vmovdqa ymm2, ymm14
+  %else
+    vpsrlw ymm2, ymm14, %1 - 4
+  %endif
+  vpand ymm2, ymm2, ymm15
+  vpor ymm0, ymm0, ymm2
+%endmacro
+
+; xmm%1 = float(half at [%2]) * activation d at [%3]
+%macro SCALE_TIMES_XD 3
+  movzx eax, word %2
+  vmovd xmm%1, eax
+  vcvtph2ps xmm%1, xmm%1
+  vmulss xmm%1, xmm%1, %3
+%endmacro
+
+; Q4_K / Q5_K block at g0, activation block at g5: ymm10 = the 8 sub-block scales as words (in
+; both lanes); xmm9 += dmin * x.d * (mins . (bsums[2j] + bsums[2j + 1])). The 6-bit packing:
+; sc[0..3] = u0 & 0x3f, sc[4..7] = (u2 & 0x0f) | ((u0 >> 6) & 3) << 4, m[0..3] = u1 & 0x3f,
+; m[4..7] = ((u2 >> 4) & 0x0f) | ((u1 >> 6) & 3) << 4, bytewise, u_i = dword i of scales[12].
+%macro K_SCALES_AND_MINS 0
+  mov g8d, [g0 + 4]                    ; u0
+  mov g9d, [g0 + 8]                    ; u1
+  mov g10d, [g0 + 12]                  ; u2
+  mov g11d, g8d
+  shr g11d, 6
+  and g11d, 0x03030303
+  shl g11d, 4
+  mov g12d, g10d
+  and g12d, 0x0f0f0f0f
+  or g12d, g11d                        ; sc[4..7]
+  and g8d, 0x3f3f3f3f                  ; sc[0..3]
+  shl g12, 32
+  or g12, g8                           ; sc[0..7]
+  vmovq xmm10, g12
+  mov g11d, g9d
+  shr g11d, 6
+  and g11d, 0x03030303
+  shl g11d, 4
+  shr g10d, 4
+  and g10d, 0x0f0f0f0f
+  or g10d, g11d                        ; m[4..7]
+  and g9d, 0x3f3f3f3f                  ; m[0..3]
+  shl g10, 32
+  or g10, g9                           ; m[0..7]
+  vmovq xmm11, g10
+  vpmovzxbw xmm10, xmm10
+  vpermq ymm10, ymm10, 0x44
+  vpmovzxbw xmm11, xmm11
+  vmovdqu xmm12, [g5 + ACTK_BSUMS]
+  vphaddw xmm12, xmm12, [g5 + ACTK_BSUMS + 16]
+  vpmaddwd xmm12, xmm12, xmm11
+  vphaddd xmm12, xmm12, xmm12
+  vphaddd xmm12, xmm12, xmm12
+  vcvtdq2ps xmm12, xmm12
+  SCALE_TIMES_XD 13, [g0 + 2], [g5 + ACTK_D]
+  vfmadd231ss xmm9, xmm13, xmm12
+%endmacro
+
+; ymm7 += the sub-block's int32 lanes: ymm0 = 32 unsigned quants of sub-block %1, multiplied
+; with the activation's values 32 %1 .. 32 %1 + 31 and weighed by scale word %1.
+%macro K_SUBBLOCK_DOT 1
+  vpmaddubsw ymm0, ymm0, [g5 + ACTK_QS + 32 * %1]
+  vpshufb ymm2, ymm10, [rel scale_word_%[%1]]
+  vpmaddwd ymm0, ymm0, ymm2
+  vpaddd ymm7, ymm7, ymm0
+%endmacro
+
+; ymm7 += sub-block %2's int32 lanes; ymm%1 holds its 32 indices in value order.
+%macro IQ4_SUBBLOCK_DOT 2
+  vpshufb ymm%1, ymm15, ymm%1          ; int8 weights
+  vmovdqu ymm0, [g5 + ACTK_QS + 32 * %2]
+  vpsignb ymm0, ymm0, ymm%1            ; x * sign(w)
+  vpsignb ymm%1, ymm%1, ymm%1          ; |w|
+  vpmaddubsw ymm0, ymm%1, ymm0
+  vpshufb ymm2, ymm10, [rel scale_word_%[%2]]
+  vpmaddwd ymm0, ymm0, ymm2
+  vpaddd ymm7, ymm7, ymm0
+%endmacro
+
+; Row end: y = tree sum of the lanes (%1 = 1: minus the mins term xmm9, Q4_K / Q5_K); next row.
+%macro K_ROW_END 1
+  vmovaps ymm0, ymm8
+  HSUM_YMM0                            ; the fixed tree
+  %if %1
+    vsubss xmm0, xmm0, xmm9
+  %endif
+  vmovss [g2], xmm0
+  add g2, 4
+  dec g3
+  jnz .row
+%endmacro
+
+; Block end: lanes += d * x.d * float(ymm7); next block of the row.
+%macro K_BLOCK_END 2                    ; offset of d, block bytes
+  vcvtdq2ps ymm7, ymm7
+  SCALE_TIMES_XD 13, [g0 + %1], [g5 + ACTK_D]
+  vbroadcastss ymm13, xmm13
+  vfmadd231ps ymm8, ymm13, ymm7
+  add g0, %2
+  add g5, ACTK_BYTES
+  dec g7
+  jnz .block
+%endmacro
+
+%macro K_ROW_BEGIN 0
+  vxorps xmm8, xmm8, xmm8              ; 8 float lanes
+  vxorps xmm9, xmm9, xmm9              ; mins term
+  mov g5, g1                           ; activation block
+  mov g7, g4
+%endmacro
+
+; ------------------------------------------------------------------------------------------------
+; void magnetar_matvec_q4_k_avx2(const void* w, const ActBlockK* x, float* y, int64_t rows,
+;                                int64_t cols)                     cols % 256 == 0, cols > 0
+; Run k (0..3) of qs: low nibbles are sub-block 2k, high nibbles sub-block 2k + 1.
+; ------------------------------------------------------------------------------------------------
+FUNCTION matvec_q4_k_avx2, 5, 13, 16
+  shr g4, 8                            ; super-blocks per row
+  test g3, g3
+  jle .done
+  vmovdqa ymm6, [rel low_nibble]
+.row:
+  K_ROW_BEGIN
+.block:
+  K_SCALES_AND_MINS
+  vpxor xmm7, xmm7, xmm7
+%assign k 0
+%rep 4
+%assign lo 2 * k
+%assign hi 2 * k + 1
+  vmovdqu ymm1, [g0 + 16 + 32 * k]
+  vpand ymm0, ymm1, ymm6
+  K_SUBBLOCK_DOT lo
+  vpsrlw ymm0, ymm1, 4
+  vpand ymm0, ymm0, ymm6
+  K_SUBBLOCK_DOT hi
+%assign k k + 1
+%endrep
+  K_BLOCK_END 0, 144
+  K_ROW_END 1
+.done:
+  RET
+
+; ------------------------------------------------------------------------------------------------
+; void magnetar_matvec_q5_k_avx2(const void* w, const ActBlockK* x, float* y, int64_t rows,
+;                                int64_t cols)                     cols % 256 == 0, cols > 0
+; As Q4_K, plus the fifth bit of sub-block j's values in bit j of qh[l] (q = nibble + 16 bit).
+; ------------------------------------------------------------------------------------------------
+FUNCTION matvec_q5_k_avx2, 5, 13, 16
+  shr g4, 8
+  test g3, g3
+  jle .done
+  vmovdqa ymm6, [rel low_nibble]
+  vmovdqa ymm15, [rel bit_4]
+.row:
+  K_ROW_BEGIN
+.block:
+  K_SCALES_AND_MINS
+  vpxor xmm7, xmm7, xmm7
+  vmovdqu ymm14, [g0 + 16]             ; qh
+%assign k 0
+%rep 4
+%assign lo 2 * k
+%assign hi 2 * k + 1
+  vmovdqu ymm1, [g0 + 48 + 32 * k]
+  vpand ymm0, ymm1, ymm6
+  FIFTH_BIT lo
+  K_SUBBLOCK_DOT lo
+  vpsrlw ymm0, ymm1, 4
+  vpand ymm0, ymm0, ymm6
+  FIFTH_BIT hi
+  K_SUBBLOCK_DOT hi
+%assign k k + 1
+%endrep
+  K_BLOCK_END 0, 176
+  K_ROW_END 1
+.done:
+  RET
+
+; ------------------------------------------------------------------------------------------------
+; void magnetar_matvec_q6_k_avx2(const void* w, const ActBlockK* x, float* y, int64_t rows,
+;                                int64_t cols)                     cols % 256 == 0, cols > 0
+; q = 6-bit (0..63) from ql nibbles and qh bit pairs; value = d * sc * (q - 32). Per block:
+; sum_i = sum over the lane's values of sc * q * x  -  32 * (sc[2i] bsums[2i] + sc[2i+1] bsums[2i+1]).
+; ------------------------------------------------------------------------------------------------
+FUNCTION matvec_q6_k_avx2, 5, 9, 16
+  shr g4, 8
+  test g3, g3
+  jle .done
+  vmovdqa ymm14, [rel low_nibble]
+  vmovdqa ymm15, [rel bits_45]
+.row:
+  K_ROW_BEGIN
+.block:
+  ; -32 offset: lanes of 32 * (scales . bsums), subtracted lane by lane at the end
+  vpmovsxbw ymm9, [g0 + 192]            ; 16 scale words
+  vpmaddwd ymm9, ymm9, [g5 + ACTK_BSUMS]
+  vpslld ymm9, ymm9, 5
+  vpxor xmm7, xmm7, xmm7
+%assign h 0
+%rep 2
+  vpmovsxbw xmm10, [g0 + 192 + 8 * h]   ; this half's 8 scale words
+  vpermq ymm10, ymm10, 0x44
+  vmovdqu ymm11, [g0 + 64 * h]          ; ql[0..31] of the half
+  vmovdqu ymm12, [g0 + 64 * h + 32]     ; ql[32..63]
+  vmovdqu ymm13, [g0 + 128 + 32 * h]    ; qh
+%assign k 0
+%rep 4
+  %if k == 0
+    vpsllw ymm1, ymm13, 4
+  %elif k == 1
+    vpsllw ymm1, ymm13, 2
+  %elif k == 2
+    vmovdqa ymm1, ymm13
+  %else
+    vpsrlw ymm1, ymm13, 2
+  %endif
+  vpand ymm1, ymm1, ymm15               ; high bits at 4..5
+  %if k == 0
+    vpand ymm0, ymm11, ymm14
+  %elif k == 1
+    vpand ymm0, ymm12, ymm14
+  %elif k == 2
+    vpsrlw ymm0, ymm11, 4
+    vpand ymm0, ymm0, ymm14
+  %else
+    vpsrlw ymm0, ymm12, 4
+    vpand ymm0, ymm0, ymm14
+  %endif
+  vpor ymm0, ymm0, ymm1                 ; q in 0..63
+  vpmaddubsw ymm0, ymm0, [g5 + ACTK_QS + 128 * h + 32 * k]
+  vpshufb ymm2, ymm10, [rel scale_pair_%[k]]
+  vpmaddwd ymm0, ymm0, ymm2
+  vpaddd ymm7, ymm7, ymm0
+%assign k k + 1
+%endrep
+%assign h h + 1
+%endrep
+  vpsubd ymm7, ymm7, ymm9
+  K_BLOCK_END 208, 210
+  K_ROW_END 0
+.done:
+  RET
+
+; ------------------------------------------------------------------------------------------------
+; void magnetar_matvec_iq4_xs_avx2(const void* w, const ActBlockK* x, float* y, int64_t rows,
+;                                  int64_t cols)                   cols % 256 == 0, cols > 0
+; Block: d (f16), scales_h (u16), scales_l[4], qs[128]. Sub-block j (32 values from qs[16 j..]:
+; low nibbles then high nibbles) has scale ((scales_l[j / 2] >> 4 (j % 2)) & 15) | ((scales_h
+; >> 2 j) & 3) << 4, minus 32; weights are the codebook's int8 values (vpshufb), multiplied with
+; the activations as |w| (unsigned) by sign(w)·x (vpsignb) so vpmaddubsw sees an unsigned side.
+; ------------------------------------------------------------------------------------------------
+FUNCTION matvec_iq4_xs_avx2, 5, 12, 16
+  shr g4, 8
+  test g3, g3
+  jle .done
+  vmovdqa ymm6, [rel low_nibble]
+  vmovdqa ymm15, [rel iq4_values]
+.row:
+  K_ROW_BEGIN
+.block:
+  ; the 2-bit high parts: byte j of g9 = (scales_h >> 2 j) & 3 (a byte's four fields spread by
+  ; shifts of 6: no field meets another's bits 0..1)
+  movzx g8d, word [g0 + 2]
+  mov g9d, g8d
+  and g9d, 0xff
+  mov g10d, g9d
+  shl g10d, 6
+  or g10d, g9d
+  mov g11d, g10d
+  shl g11d, 12
+  or g10d, g11d                        ; h0 | h0 << 6 | h0 << 12 | h0 << 18
+  and g10d, 0x03030303                 ; fields of sub-blocks 0..3
+  shr g8d, 8
+  mov g11d, g8d
+  shl g11d, 6
+  or g11d, g8d
+  mov g9d, g11d
+  shl g9d, 12
+  or g11d, g9d
+  and g11d, 0x03030303                 ; sub-blocks 4..7
+  shl g11, 32
+  or g10, g11
+  vmovq xmm11, g10
+  vpsllw xmm11, xmm11, 4               ; high parts at bits 4..5 (bytes <= 3: nothing crosses)
+  ; the low nibbles, interleaved into sub-block order
+  mov g8d, [g0 + 4]
+  mov g9d, g8d
+  and g8d, 0x0f0f0f0f                  ; sub-blocks 0, 2, 4, 6
+  shr g9d, 4
+  and g9d, 0x0f0f0f0f                  ; 1, 3, 5, 7
+  vmovd xmm12, g8d
+  vmovd xmm13, g9d
+  vpunpcklbw xmm12, xmm12, xmm13
+  vpor xmm11, xmm11, xmm12             ; 8 scales 0..63
+  vpmovzxbw xmm10, xmm11
+  vpsubw xmm10, xmm10, [rel words_32]  ; signed scale words
+  vpermq ymm10, ymm10, 0x44
+  vpxor xmm7, xmm7, xmm7
+%assign p 0
+%rep 4
+%assign lo 2 * p
+%assign hi 2 * p + 1
+  vmovdqu ymm1, [g0 + 8 + 32 * p]      ; sub-blocks 2p (bytes 0..15) and 2p + 1 (16..31)
+  vpsrlw ymm2, ymm1, 4
+  vpand ymm1, ymm1, ymm6               ; low nibbles
+  vpand ymm2, ymm2, ymm6               ; high nibbles
+  vperm2i128 ymm3, ymm1, ymm2, 0x20    ; sub-block 2p in value order
+  vperm2i128 ymm4, ymm1, ymm2, 0x31    ; sub-block 2p + 1
+  IQ4_SUBBLOCK_DOT 3, lo
+  IQ4_SUBBLOCK_DOT 4, hi
+%assign p p + 1
+%endrep
+  K_BLOCK_END 0, 136
+  K_ROW_END 0
+.done:
+  RET

@@ -1,0 +1,136 @@
+// Reference twins of the K-quant integer kernels (asm/kquant_avx2.asm) and GGML's Q8_K activation
+// quantizer; see kquants.h for the numerics both follow.
+#include <cassert>
+#include <cmath>
+#include <cstring>
+
+#include "kernels/kernels.h"
+#include "kernels/kquants.h"
+
+namespace magnetar::quant {
+namespace {
+
+// The fixed tree in which asm and twin add a row's 8 lanes.
+float sum_lanes(const float* l) {
+  const float t0 = l[0] + l[4], t1 = l[1] + l[5], t2 = l[2] + l[6], t3 = l[3] + l[7];
+  return (t0 + t2) + (t1 + t3);
+}
+
+float scaled_by_act(uint16_t half, const ActBlockK& x) { return kernels::f16_to_f32_scalar(half) * x.d; }
+
+}  // namespace
+
+void quantize_act_k_ref(const float* x, ActBlockK* out, int64_t n) {
+  assert(n % kSuperBlock == 0 && "quantize_act_k: n must be a multiple of 256");
+  for (int64_t b = 0; b < n / kSuperBlock; ++b, x += kSuperBlock) {
+    ActBlockK& y = out[b];
+    std::memset(&y, 0, sizeof y);
+    float amax = 0.0f, max = 0.0f;
+    for (int64_t j = 0; j < kSuperBlock; ++j) {
+      const float ax = std::fabs(x[j]);
+      if (ax > amax) {
+        amax = ax;
+        max = x[j];
+      }
+    }
+    if (amax == 0.0f) continue;  // all zero (or NaN): d = 0, q = 0
+    const float iscale = -127.0f / max;
+    for (int64_t j = 0; j < kSuperBlock; ++j) {
+      const float v = std::nearbyint(iscale * x[j]);  // round half even, as GGML's nearest_int
+      y.qs[j] = int8_t(v >= 127.0f ? 127 : v <= -127.0f ? -127 : v == v ? int(v) : 0);
+    }
+    for (int j = 0; j < 16; ++j) {
+      int sum = 0;
+      for (int i = 0; i < 16; ++i) sum += y.qs[16 * j + i];
+      y.bsums[j] = int16_t(sum);
+    }
+    y.d = 1.0f / iscale;
+  }
+}
+
+namespace {
+
+// The numerics every twin shares: per block, block_sums(w_block, x_block, sums, &mins_acc) adds
+// the 8 exact int32 lanes (and, for Q4_K / Q5_K, the mins term); lanes take fma(d_w * d_x, sum,
+// lane); y = the lanes' tree sum - mins_acc (0 for types without mins: the same float).
+template <class Block, class BlockSums>
+void matvec_lanes_ref(const void* w, const ActBlockK* x, float* y, int64_t rows, int64_t cols, BlockSums block_sums) {
+  assert(cols % kSuperBlock == 0 && cols > 0);
+  const int64_t nb = cols / kSuperBlock;
+  for (int64_t r = 0; r < rows; ++r) {
+    float lane[8] = {}, mins_acc = 0.0f;
+    for (int64_t b = 0; b < nb; ++b) {
+      Block wb;
+      std::memcpy(&wb, static_cast<const uint8_t*>(w) + (r * nb + b) * int64_t(sizeof wb), sizeof wb);
+      int32_t sums[8] = {};
+      block_sums(wb, x[b], sums, &mins_acc);
+      const float d = scaled_by_act(wb.d, x[b]);
+      for (int i = 0; i < 8; ++i) lane[i] = std::fma(d, float(sums[i]), lane[i]);
+    }
+    y[r] = sum_lanes(lane) - mins_acc;
+  }
+}
+
+// Q4_K and Q5_K: the same scales, mins and lanes; Q5_K adds 16 where its fifth bit is set.
+template <class Block, bool kFifthBit>
+void k_scaled_block_sums(const Block& wb, const ActBlockK& xb, int32_t* sums, float* mins_acc) {
+  uint8_t sc[8], m[8];
+  for (int j = 0; j < 8; ++j) k_scale_min(j, wb.scales, &sc[j], &m[j]);
+  int32_t mins = 0;
+  for (int j = 0; j < 8; ++j) mins += int32_t(m[j]) * (xb.bsums[2 * j] + xb.bsums[2 * j + 1]);
+  *mins_acc = std::fma(scaled_by_act(wb.dmin, xb), float(mins), *mins_acc);
+  for (int k = 0; k < 4; ++k)
+    for (int l = 0; l < 32; ++l) {
+      int lo = wb.qs[32 * k + l] & 0xF, hi = wb.qs[32 * k + l] >> 4;
+      if constexpr (kFifthBit) {
+        lo += (wb.qh[l] >> (2 * k)) & 1 ? 16 : 0;
+        hi += (wb.qh[l] >> (2 * k + 1)) & 1 ? 16 : 0;
+      }
+      sums[l / 4] += int32_t(sc[2 * k]) * lo * xb.qs[64 * k + l] + int32_t(sc[2 * k + 1]) * hi * xb.qs[64 * k + 32 + l];
+    }
+}
+
+void q6_k_block_sums(const BlockQ6_K& wb, const ActBlockK& xb, int32_t* sums, float*) {
+  for (int i = 0; i < 8; ++i)
+    sums[i] = -32 * (int32_t(wb.scales[2 * i]) * xb.bsums[2 * i] + int32_t(wb.scales[2 * i + 1]) * xb.bsums[2 * i + 1]);
+  for (int h = 0; h < 2; ++h) {
+    const uint8_t* ql = wb.ql + 64 * h;
+    const uint8_t* qh = wb.qh + 32 * h;
+    const int8_t* sc = wb.scales + 8 * h;
+    for (int l = 0; l < 32; ++l) {
+      const int q[4] = {(ql[l] & 0xF) | ((qh[l] & 3) << 4), (ql[l + 32] & 0xF) | (((qh[l] >> 2) & 3) << 4),
+                        (ql[l] >> 4) | (((qh[l] >> 4) & 3) << 4), (ql[l + 32] >> 4) | (((qh[l] >> 6) & 3) << 4)};
+      for (int k = 0; k < 4; ++k) sums[l / 4] += int32_t(sc[2 * k + l / 16]) * q[k] * xb.qs[128 * h + 32 * k + l];
+    }
+  }
+}
+
+void iq4_xs_block_sums(const BlockIQ4_XS& wb, const ActBlockK& xb, int32_t* sums, float*) {
+  for (int j = 0; j < 8; ++j) {
+    const int scale = (((wb.scales_l[j / 2] >> 4 * (j % 2)) & 0xF) | (((wb.scales_h >> 2 * j) & 3) << 4)) - 32;
+    for (int l = 0; l < 32; ++l) {
+      const uint8_t q = wb.qs[16 * j + l % 16];
+      sums[l / 4] += scale * kIq4Values[l < 16 ? q & 0xF : q >> 4] * xb.qs[32 * j + l];
+    }
+  }
+}
+
+}  // namespace
+
+void matvec_q4_k_ref(const void* w, const ActBlockK* x, float* y, int64_t rows, int64_t cols) {
+  matvec_lanes_ref<BlockQ4_K>(w, x, y, rows, cols, k_scaled_block_sums<BlockQ4_K, false>);
+}
+
+void matvec_q5_k_ref(const void* w, const ActBlockK* x, float* y, int64_t rows, int64_t cols) {
+  matvec_lanes_ref<BlockQ5_K>(w, x, y, rows, cols, k_scaled_block_sums<BlockQ5_K, true>);
+}
+
+void matvec_q6_k_ref(const void* w, const ActBlockK* x, float* y, int64_t rows, int64_t cols) {
+  matvec_lanes_ref<BlockQ6_K>(w, x, y, rows, cols, q6_k_block_sums);
+}
+
+void matvec_iq4_xs_ref(const void* w, const ActBlockK* x, float* y, int64_t rows, int64_t cols) {
+  matvec_lanes_ref<BlockIQ4_XS>(w, x, y, rows, cols, iq4_xs_block_sums);
+}
+
+}  // namespace magnetar::quant

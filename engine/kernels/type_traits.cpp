@@ -1,0 +1,126 @@
+// One TypeTraits row per format::DType, and the dequantizing matmul the non-int8 block types
+// compute with (see type_traits.h).
+#include "kernels/type_traits.h"
+
+#include <algorithm>
+#include <cassert>
+#include <vector>
+
+#include "kernels/kernels.h"
+#include "kernels/kquants.h"
+#include "kernels/quant.h"
+
+namespace magnetar::quant {
+
+void matmul_dequant_ref(DequantizeRowFn dequantize, int64_t block, int64_t block_bytes, const void* w,
+                        const float* x, float* y, int64_t rows, int64_t cols, int64_t n_tokens,
+                        int64_t y_stride) {
+  assert(cols % block == 0 && "matmul_dequant: rows are whole blocks");
+  // A row is dequantized in chunks that stay in L1 while each token of a group passes over them.
+  constexpr int64_t kChunk = 2048, kTokenGroup = 64;
+  const int64_t chunk = std::max(block, kChunk / block * block);
+  alignas(64) float values[kChunk];
+  float sums[kTokenGroup];
+  const kernels::DotF32Fn dot = kernels::active().dot_f32;
+  const auto* base = static_cast<const uint8_t*>(w);
+  const int64_t row_bytes = cols / block * block_bytes;
+  for (int64_t t0 = 0; t0 < n_tokens; t0 += kTokenGroup) {
+    const int64_t tokens = std::min(kTokenGroup, n_tokens - t0);
+    for (int64_t r = 0; r < rows; ++r) {
+      const uint8_t* row = base + r * row_bytes;
+      std::fill(sums, sums + tokens, 0.0f);
+      for (int64_t c0 = 0; c0 < cols; c0 += chunk) {
+        const int64_t n = std::min(chunk, cols - c0);
+        dequantize(row + c0 / block * block_bytes, values, n);
+        for (int64_t t = 0; t < tokens; ++t) {
+          float d;
+          dot(values, x + (t0 + t) * cols + c0, n, &d);
+          sums[t] += d;
+        }
+      }
+      for (int64_t t = 0; t < tokens; ++t) y[(t0 + t) * y_stride + r] = sums[t];
+    }
+  }
+}
+
+namespace {
+
+template <DequantizeRowFn Dequantize, format::DType Type>
+void matmul_dequant(const void* w, const float* x, float* y, int64_t rows, int64_t cols, int64_t n_tokens,
+                    int64_t y_stride) {
+  const format::DTypeLayout& l = format::dtype_layout(Type);
+  matmul_dequant_ref(Dequantize, l.block_elements, l.block_bytes, w, x, y, rows, cols, n_tokens, y_stride);
+}
+
+void dequantize_q8_0(const void* x, float* y, int64_t n) {
+  dequantize_row_q8_0(static_cast<const BlockQ8_0*>(x), y, n);
+}
+void dequantize_q4_0(const void* x, float* y, int64_t n) {
+  dequantize_row_q4_0(static_cast<const BlockQ4_0*>(x), y, n);
+}
+void quantize_q8_0(const float* x, void* y, int64_t n) { quantize_row_q8_0(x, static_cast<BlockQ8_0*>(y), n); }
+void quantize_q4_0(const float* x, void* y, int64_t n) { quantize_row_q4_0(x, static_cast<BlockQ4_0*>(y), n); }
+
+using format::DType;
+template <DequantizeRowFn D, DType T>
+constexpr TypeTraits dequantizing(MatmulDequantFn avx2 = nullptr) {
+  return {T, D, nullptr, false, matmul_dequant<D, T>, avx2};
+}
+
+#if defined(__x86_64__) || defined(_M_X64)
+// An integer row kernel (kquants.h) as a matmul: the tokens' activations quantized once per call
+// into thread-local scratch (grown on the first calls, then reused), then rows in chunks that
+// stay in L2 while every token passes over them.
+template <MatvecKFn Kernel, DType T>
+void matmul_k_int8(const void* w, const float* x, float* y, int64_t rows, int64_t cols, int64_t n_tokens,
+                   int64_t y_stride) {
+  constexpr int64_t kChunkBytes = 64 * 1024;
+  const int64_t blocks = cols / kSuperBlock;
+  thread_local std::vector<ActBlockK> act;
+  if (int64_t(act.size()) < blocks * n_tokens) act.resize(size_t(blocks * n_tokens));
+  for (int64_t t = 0; t < n_tokens; ++t) quantize_act_k_ref(x + t * cols, act.data() + t * blocks, cols);
+  const int64_t row_bytes = int64_t(format::tensor_bytes(T, 1, uint64_t(cols)));
+  const int64_t chunk = n_tokens == 1 ? rows : std::max<int64_t>(1, kChunkBytes / row_bytes);
+  const auto* base = static_cast<const uint8_t*>(w);
+  for (int64_t r = 0; r < rows; r += chunk) {
+    const int64_t n = std::min(chunk, rows - r);
+    for (int64_t t = 0; t < n_tokens; ++t)
+      Kernel(base + r * row_bytes, act.data() + t * blocks, y + t * y_stride + r, n, cols);
+  }
+}
+#define MAGNETAR_KQUANT_ASM(kernel, type) matmul_k_int8<kernel, type>
+#else
+#define MAGNETAR_KQUANT_ASM(kernel, type) nullptr
+#endif
+
+// Indexed by DType.
+const TypeTraits kTraits[format::kDTypeCount] = {
+    {DType::F32, nullptr, nullptr, false, nullptr, nullptr},
+    {DType::F16, nullptr, nullptr, false, nullptr, nullptr},
+    {DType::Q8_0, dequantize_q8_0, quantize_q8_0, true, nullptr, nullptr},
+    {DType::Q4_0, dequantize_q4_0, quantize_q4_0, true, nullptr, nullptr},
+    dequantizing<dequantize_row_q2_k, DType::Q2_K>(),
+    dequantizing<dequantize_row_q3_k, DType::Q3_K>(),
+    dequantizing<dequantize_row_q4_k, DType::Q4_K>(MAGNETAR_KQUANT_ASM(magnetar_matvec_q4_k_avx2, DType::Q4_K)),
+    dequantizing<dequantize_row_q5_k, DType::Q5_K>(MAGNETAR_KQUANT_ASM(magnetar_matvec_q5_k_avx2, DType::Q5_K)),
+    dequantizing<dequantize_row_q6_k, DType::Q6_K>(MAGNETAR_KQUANT_ASM(magnetar_matvec_q6_k_avx2, DType::Q6_K)),
+    dequantizing<dequantize_row_iq4_nl, DType::IQ4_NL>(),
+    dequantizing<dequantize_row_iq4_xs, DType::IQ4_XS>(MAGNETAR_KQUANT_ASM(magnetar_matvec_iq4_xs_avx2, DType::IQ4_XS)),
+    dequantizing<dequantize_row_q4_1, DType::Q4_1>(),
+    dequantizing<dequantize_row_q5_0, DType::Q5_0>(),
+    dequantizing<dequantize_row_q5_1, DType::Q5_1>(),
+};
+
+}  // namespace
+
+const TypeTraits& type_traits(format::DType dtype) {
+  assert(format::dtype_is_valid(uint32_t(dtype)) && kTraits[uint32_t(dtype)].dtype == dtype);
+  return kTraits[format::dtype_is_valid(uint32_t(dtype)) ? uint32_t(dtype) : 0];
+}
+
+MatmulDequantFn active_matmul(const TypeTraits& traits) {
+  const bool use_asm = traits.matmul_avx2 != nullptr && &active() != &reference_table();
+  return use_asm ? traits.matmul_avx2 : traits.matmul;
+}
+
+}  // namespace magnetar::quant

@@ -1,0 +1,48 @@
+// The kernels' record of each weight type (the role of ggml's type_traits): how to dequantize
+// and quantize a row, and which matrix kernels compute with it. The file layer's half of the
+// record (name, block elements, block bytes, GGML id) is format::dtype_layout(); a type's whole
+// description is those two rows, found by its format::DType.
+//
+// Compute paths. Q8_0 and Q4_0 quantize the activations to int8 blocks and run the integer
+// kernels of quant.h (asm per ISA, x16 tiles). The other block types run `matmul`: each weight
+// row is dequantized once per group of tokens into a small buffer (exactly the values GGML's
+// dequantizer gives) and dotted with the FP32 activations, so their results are those of the
+// float model on the dequantized weights. Where a type has asm (`matmul_avx2`: Q4_K, Q5_K, Q6_K, IQ4_XS;
+// activations quantized like GGML's Q8_K, kquants.h) the CPU runs that instead unless
+// MAGNETAR_KERNELS=reference: faster, and as close to the float model as llama.cpp is.
+#pragma once
+#include <cstdint>
+
+#include "format/model_format.h"
+
+namespace magnetar::quant {
+
+// n values (a multiple of the type's block) from row-major blocks x (any alignment) into y.
+using DequantizeRowFn = void (*)(const void* x, float* y, int64_t n);
+// n values x into n / block blocks y (bit-exact with GGML's reference quantizer).
+using QuantizeRowFn = void (*)(const float* x, void* y, int64_t n);
+// y[t * y_stride + r] = row r of w · x[t * cols ..], r < rows, t < n_tokens (FP32 activations).
+using MatmulDequantFn = void (*)(const void* w, const float* x, float* y, int64_t rows, int64_t cols,
+                                 int64_t n_tokens, int64_t y_stride);
+
+struct TypeTraits {
+  format::DType dtype;
+  DequantizeRowFn dequantize_row;  // nullptr for F32 / F16 (not block types)
+  QuantizeRowFn quantize_row;      // nullptr where Magnetar has no quantizer for the type
+  bool int8_activations;           // Q8_0 / Q4_0: quant.h's integer kernels (QuantKernelTable)
+  MatmulDequantFn matmul;          // the other block types; nullptr for int8_activations types
+  MatmulDequantFn matmul_avx2;     // AVX2 asm (integer, Q8_K activations), nullptr where none
+};
+
+// The record of a valid dtype (format::dtype_is_valid).
+const TypeTraits& type_traits(format::DType dtype);
+// The matmul the engine runs for a non-int8 block type: matmul_avx2 when the active quant table
+// is an asm one (quant::active()) and the type has it, else matmul.
+MatmulDequantFn active_matmul(const TypeTraits& traits);
+
+// The reference dequantizing matmul of a type (tests call it with each type's dequantizer).
+void matmul_dequant_ref(DequantizeRowFn dequantize, int64_t block, int64_t block_bytes, const void* w,
+                        const float* x, float* y, int64_t rows, int64_t cols, int64_t n_tokens,
+                        int64_t y_stride);
+
+}  // namespace magnetar::quant
