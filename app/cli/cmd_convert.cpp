@@ -15,8 +15,8 @@ namespace {
 const char kUsage[] =
     "magnetar-cli convert SRC OUT [--dtype f32|f16|q8_0|q4_0] [--output-dtype TYPE]\n"
     "                             [--tokenizer PATH]\n"
-    "  SRC   a Hugging Face model folder (config.json, *.safetensors, tokenizer.model) or a\n"
-    "        llama2.c checkpoint (.bin)\n"
+    "  SRC   a Hugging Face model folder (config.json, *.safetensors, tokenizer.model or\n"
+    "        tokenizer.json), a GGUF file, or a llama2.c checkpoint (.bin)\n"
     "  OUT   the Magnetar model file to write (replaced atomically when done)\n"
     "  --dtype TYPE       type of the weight matrices: f32, f16 (default), q8_0 or q4_0; norms\n"
     "                     stay f32, and with q8_0/q4_0 matrices whose rows are not whole\n"

@@ -104,8 +104,8 @@ int info_command(const std::vector<std::string>& argv) {
               i.add_bos ? "added to prompts" : "not added");
   std::printf("end of turn     ");
   for (int id : i.eog_ids) std::printf("%d \"%s\"  ", id, m.tokenizer.piece_string(id).c_str());
-  std::printf("\ntokenizer       SentencePiece, %d pieces, %s\n", m.tokenizer.vocab_size(),
-              mib(m.view.tokenizer.size()).c_str());
+  std::printf("\ntokenizer       %s, %d pieces, %s\n", tokenizer_kind_name(m.tokenizer.kind()),
+              m.tokenizer.vocab_size(), mib(m.view.tokenizer.size()).c_str());
   if (args.has("--tensors")) {
     std::printf("\n%-32s %-6s %-16s %12s\n", "tensor", "type", "shape", "bytes");
     for (const auto& t : m.view.tensors) {
