@@ -15,8 +15,8 @@ namespace {
 const char kUsage[] =
     "magnetar-cli convert SRC OUT [--dtype auto|f32|f16|q8_0|q4_0] [--output-dtype TYPE]\n"
     "                             [--tokenizer PATH]\n"
-    "  SRC   a Hugging Face model folder (config.json, *.safetensors, tokenizer.model), a GGUF\n"
-    "        file (.gguf) or a llama2.c checkpoint (.bin)\n"
+    "  SRC   a Hugging Face model folder (config.json, *.safetensors, tokenizer.model or\n"
+    "        tokenizer.json), a GGUF file (.gguf), or a llama2.c checkpoint (.bin)\n"
     "  OUT   the Magnetar model file to write (replaced atomically when done)\n"
     "  --dtype TYPE       type of the weight matrices: auto (default: a GGUF file's tensors keep\n"
     "                     their types, K-quants included; f16 for other sources), f32, f16, q8_0\n"

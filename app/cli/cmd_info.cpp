@@ -102,7 +102,7 @@ int info_command(const std::vector<std::string>& argv) {
               i.add_bos ? "added to prompts" : "not added");
   std::printf("end of turn     ");
   for (int id : i.eog_ids) std::printf("%d \"%s\"  ", id, vocabulary_piece(*model, id).c_str());
-  std::printf("\ntokenizer       SentencePiece, %d pieces, %s\n", c.tokenizer_pieces,
+  std::printf("\ntokenizer       %s, %d pieces, %s\n", c.tokenizer_kind.c_str(), c.tokenizer_pieces,
               mib(c.tokenizer_bytes).c_str());
   if (args.has("--tensors")) {
     std::printf("\n%-32s %-6s %-16s %12s\n", "tensor", "type", "shape", "bytes");

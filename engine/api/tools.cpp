@@ -112,6 +112,7 @@ ModelDetails describe_model(const Model& model) {
     d.tensors.push_back({t.name, convert::weight_type_of(t.dtype), t.n_dims, t.rows, t.cols, t.bytes});
   d.tokenizer_pieces = m.tokenizer.vocab_size();
   d.tokenizer_bytes = m.view.tokenizer.size();
+  d.tokenizer_kind = tokenizer_kind_name(m.tokenizer.kind());
   return d;
 }
 

@@ -26,19 +26,6 @@ int parse_byte_token(const std::string& t) {
   return v;
 }
 
-void replace_all(std::string* text, const std::string& from, const std::string& to) {
-  if (from.empty()) return;
-  std::string out;
-  size_t pos = 0;
-  for (size_t at; (at = text->find(from, pos)) != std::string::npos; pos = at + from.size()) {
-    out.append(*text, pos, at - pos);
-    out += to;
-  }
-  if (pos == 0) return;
-  out.append(*text, pos, std::string::npos);
-  text->swap(out);
-}
-
 }  // namespace
 
 struct Decoder::Step {

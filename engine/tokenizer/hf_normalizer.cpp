@@ -61,19 +61,6 @@ Status apply_unicode_form(utf8proc_option_t options, std::string* text) {
   return Status::ok();
 }
 
-void replace_all(std::string* text, const std::string& from, const std::string& to) {
-  if (from.empty() || text->find(from) == std::string::npos) return;
-  std::string out;
-  out.reserve(text->size() + text->size() / 4);
-  size_t pos = 0;
-  for (size_t at; (at = text->find(from, pos)) != std::string::npos; pos = at + from.size()) {
-    out.append(*text, pos, at - pos);
-    out += to;
-  }
-  out.append(*text, pos, std::string::npos);
-  text->swap(out);
-}
-
 void lowercase(std::string* text) {
   std::string out;
   out.reserve(text->size());

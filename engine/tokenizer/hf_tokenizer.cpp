@@ -253,17 +253,7 @@ std::string clean_up_tokenization_spaces(std::string text) {
   static const std::pair<const char*, const char*> kRules[] = {
       {" .", "."}, {" ?", "?"}, {" !", "!"}, {" ,", ","}, {" ' ", "'"}, {" n't", "n't"},
       {" 'm", "'m"}, {" 's", "'s"}, {" 've", "'ve"}, {" 're", "'re"}};
-  for (const auto& [from, to] : kRules) {
-    const std::string f = from;
-    std::string out;
-    size_t pos = 0;
-    for (size_t at; (at = text.find(f, pos)) != std::string::npos; pos = at + f.size()) {
-      out.append(text, pos, at - pos);
-      out += to;
-    }
-    out.append(text, pos, std::string::npos);
-    text.swap(out);
-  }
+  for (const auto& [from, to] : kRules) replace_all(&text, from, to);
   return text;
 }
 

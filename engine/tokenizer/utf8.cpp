@@ -104,4 +104,17 @@ bool is_unicode_white_space(uint32_t cp) {
          cp == 0x205F || cp == 0x3000;
 }
 
+void replace_all(std::string* text, std::string_view from, std::string_view to) {
+  if (from.empty() || text->find(from) == std::string::npos) return;
+  std::string out;
+  out.reserve(text->size() + text->size() / 4);
+  size_t pos = 0;
+  for (size_t at; (at = text->find(from, pos)) != std::string::npos; pos = at + from.size()) {
+    out.append(*text, pos, at - pos);
+    out += to;
+  }
+  out.append(*text, pos, std::string::npos);
+  text->swap(out);
+}
+
 }  // namespace magnetar::tok

@@ -1,6 +1,6 @@
-// Small UTF-8 helpers for the tokenizer pipeline: decoding one code point, encoding one,
+// Small text helpers for the tokenizer pipeline: decoding one UTF-8 code point, encoding one,
 // repairing invalid input (Rust's String::from_utf8_lossy rules: each maximal invalid
-// subpart becomes U+FFFD), and the Unicode White_Space test used by Strip.
+// subpart becomes U+FFFD), the Unicode White_Space test used by Strip, and replace-all.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -19,5 +19,7 @@ bool is_valid_utf8(std::string_view text);
 std::string utf8_repair(std::string_view text);
 // Unicode White_Space (Rust's char::is_whitespace).
 bool is_unicode_white_space(uint32_t cp);
+// Every occurrence of `from` (not empty) replaced by `to`, left to right.
+void replace_all(std::string* text, std::string_view from, std::string_view to);
 
 }  // namespace magnetar::tok

@@ -54,4 +54,13 @@ std::string read_file(const std::string& path) {
   return ss.str();
 }
 
+std::vector<std::string> split_string(const std::string& text, const std::string& separator) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  for (size_t at; (at = text.find(separator, start)) != std::string::npos; start = at + separator.size())
+    out.push_back(text.substr(start, at - start));
+  out.push_back(text.substr(start));
+  return out;
+}
+
 }  // namespace magnetar::test

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 namespace magnetar::test {
 
@@ -17,6 +18,8 @@ bool testdata_required();  // MAGNETAR_REQUIRE_TESTDATA=1
 std::string make_temp_dir(const std::string& tag);
 void remove_tree(const std::string& path);
 std::string read_file(const std::string& path);
+// Splits like Python's str.split: n separators give n + 1 pieces (the last may be empty).
+std::vector<std::string> split_string(const std::string& text, const std::string& separator);
 
 }  // namespace magnetar::test
 

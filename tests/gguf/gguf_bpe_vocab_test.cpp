@@ -51,15 +51,6 @@ std::string gguf_from_tokenizer_json(const json& t, const std::string& pre) {
   return w.finish();
 }
 
-std::vector<std::string> split(const std::string& text, const std::string& sep) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  for (size_t at; (at = text.find(sep, start)) != std::string::npos; start = at + sep.size())
-    out.push_back(text.substr(start, at - start));
-  out.push_back(text.substr(start));
-  return out;
-}
-
 struct Case {
   const char* family;
   const char* tokenizer_json;
@@ -88,9 +79,9 @@ TEST_P(GgufBpeVocab, EncodesTheSharedCasesLikeHuggingFace) {
   EXPECT_EQ(tok.vocab_size(), n_tokens);
 
   const std::string dir = std::string("tokenizers/") + c.family + "/";
-  auto inputs = split(test::read_file(test::testdata_path(dir + "cases.inp")), "\n__ggml_vocab_test__\n");
+  auto inputs = test::split_string(test::read_file(test::testdata_path(dir + "cases.inp")), "\n__ggml_vocab_test__\n");
   inputs.pop_back();
-  const auto expected = split(test::read_file(test::testdata_path(dir + "cases.out")), "\n");
+  const auto expected = test::split_string(test::read_file(test::testdata_path(dir + "cases.out")), "\n");
   ASSERT_GE(expected.size(), inputs.size());
   int matched = 0;
   for (size_t i = 0; i < inputs.size(); ++i) {

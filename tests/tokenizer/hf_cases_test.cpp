@@ -26,15 +26,6 @@ const Family kFamilies[] = {
     {"gpt4o", "tokenizers/gpt4o/tokenizer.json"},
 };
 
-std::vector<std::string> split(const std::string& text, const std::string& sep) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  for (size_t at; (at = text.find(sep, start)) != std::string::npos; start = at + sep.size())
-    out.push_back(text.substr(start, at - start));
-  out.push_back(text.substr(start));
-  return out;
-}
-
 class HfFamily : public ::testing::TestWithParam<Family> {};
 
 Status load_family(const Family& f, Tokenizer* tok) {
@@ -51,10 +42,10 @@ TEST_P(HfFamily, AllCasesEncodeAndDecodeLikeHuggingFace) {
   Tokenizer tok;
   Status st = load_family(f, &tok);
   ASSERT_TRUE(st) << st.message();
-  auto inputs = split(test::read_file(test::testdata_path(dir + "cases.inp")), "\n__ggml_vocab_test__\n");
+  auto inputs = test::split_string(test::read_file(test::testdata_path(dir + "cases.inp")), "\n__ggml_vocab_test__\n");
   ASSERT_EQ(inputs.back(), "");  // the piece after the last separator is not a case
   inputs.pop_back();
-  auto expected = split(test::read_file(test::testdata_path(dir + "cases.out")), "\n");
+  auto expected = test::split_string(test::read_file(test::testdata_path(dir + "cases.out")), "\n");
   if (expected.size() == inputs.size() + 1 && expected.back().empty()) expected.pop_back();
   ASSERT_EQ(inputs.size(), 100u);
   ASSERT_EQ(expected.size(), inputs.size());
@@ -96,7 +87,7 @@ TEST(HfTokenizer, LlamaStyleTokenizerJsonMatchesItsSentencePieceModel) {
   EXPECT_EQ(hf.vocab_size(), sp.vocab_size());
   EXPECT_TRUE(hf.adds_dummy_prefix());
   EXPECT_EQ(hf.added_prefix_ids(), std::vector<int>{1});
-  auto inputs = split(test::read_file(test::testdata_path("tokenizers/llama2/cases.inp")), "\n__ggml_vocab_test__\n");
+  auto inputs = test::split_string(test::read_file(test::testdata_path("tokenizers/llama2/cases.inp")), "\n__ggml_vocab_test__\n");
   inputs.push_back("Once upon a time, <s> there was </s> a 😀 cat");
   for (const std::string& text : inputs) {
     std::vector<int> a, b;

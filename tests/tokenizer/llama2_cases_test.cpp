@@ -10,28 +10,13 @@
 namespace magnetar {
 namespace {
 
-// Splits like Python's str.split: n separators give n + 1 pieces (the last may be empty, and
-// is a real case: the empty string, whose expected ids are the empty last line of cases.out).
-std::vector<std::string> split(const std::string& text, const std::string& sep) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  while (true) {
-    size_t at = text.find(sep, start);
-    if (at == std::string::npos) break;
-    out.push_back(text.substr(start, at - start));
-    start = at + sep.size();
-  }
-  out.push_back(text.substr(start));
-  return out;
-}
-
 TEST(Llama2Tokenizer, AllCasesEncodeLikeHuggingFace) {
   MAGNETAR_REQUIRE_TESTDATA("tokenizers/llama2/tokenizer.model");
   Tokenizer tok;
   ASSERT_TRUE(tok.load(test::read_file(test::testdata_path("tokenizers/llama2/tokenizer.model"))));
-  const auto inputs = split(test::read_file(test::testdata_path("tokenizers/llama2/cases.inp")),
+  const auto inputs = test::split_string(test::read_file(test::testdata_path("tokenizers/llama2/cases.inp")),
                             "\n__ggml_vocab_test__\n");
-  const auto expected = split(test::read_file(test::testdata_path("tokenizers/llama2/cases.out")), "\n");
+  const auto expected = test::split_string(test::read_file(test::testdata_path("tokenizers/llama2/cases.out")), "\n");
   ASSERT_EQ(inputs.size(), 47u);
   ASSERT_EQ(expected.size(), inputs.size());
   int checked = 0;

@@ -91,7 +91,8 @@ struct ModelDetails {
   bool tied_embeddings = false;
   std::vector<TensorSummary> tensors;  // in file order
   int tokenizer_pieces = 0;
-  uint64_t tokenizer_bytes = 0;  // the serialized SentencePiece model in the file
+  uint64_t tokenizer_bytes = 0;  // the tokenizer section of the file
+  std::string tokenizer_kind;    // "sentencepiece" or "tokenizer.json"
 };
 ModelDetails describe_model(const Model& model);
 // The raw vocabulary piece ("<bos>", "▁the"); Model::token_piece gives the text instead.
