@@ -6,7 +6,6 @@
 #include "kernels/kernels.h"
 #include "model/model_impl.h"
 #include "ops/quant_ops.h"
-#include "tokenizer/chat_template.h"
 
 namespace magnetar {
 
@@ -250,6 +249,16 @@ Status Model::load(const std::string& path, const LoadOptions& options,
   info.kv_type = options.kv_type;
   info.kv_cache_bytes = kv_cache_bytes(c, context, options.kv_type);
   info.chat_template = static_cast<ChatTemplate>(h.chat_template_kind);
+  m->template_status = PromptTemplate::create(std::string(m->view.chat_template), "model file",
+                                              &m->prompt_template);
+  if (m->prompt_template) {
+    info.chat_template_source = m->prompt_template->source();
+    info.chat_template_origin = m->prompt_template->origin();
+  } else {
+    info.chat_template_source = std::string(m->view.chat_template);
+    info.chat_template_origin = "model file";
+    info.chat_template_error = m->template_status.message();
+  }
   info.bos_id = h.bos_id;
   info.eog_ids = m->eog_ids;
   info.add_bos = (h.flags & format::kFlagAddBos) != 0;
@@ -284,21 +293,23 @@ std::string Model::detokenize(const std::vector<int>& tokens) const {
 
 Status Model::apply_chat_template(const std::vector<ChatMessage>& messages,
                                   bool add_generation_prompt, std::vector<int>* out) const {
+  if (!impl_->prompt_template) return impl_->template_status;
   const ModelInfo& info = impl_->info;
-  SpecialTokenText special;
-  // Control tokens have no text of their own: use their piece strings so that
-  // encode_with_special turns them back into ids.
-  auto piece_string = [&](int id) -> std::string {
-    return id >= 0 ? impl_->tokenizer.piece_string(id) : std::string();
-  };
-  special.bos = piece_string(info.bos_id);
-  special.eos = piece_string(info.eog_ids.empty() ? -1 : info.eog_ids[0]);
   for (const auto& m : messages)
     if (m.role != "system" && m.role != "user" && m.role != "assistant")
       return Status::error("unknown chat role '" + m.role + "' (use system, user or assistant)");
-  std::string text = render_chat(info.chat_template, messages, add_generation_prompt, special,
-                                 info.add_bos);
-  return impl_->tokenizer.encode_with_special(text, out);
+  // Control tokens have no text of their own: use their piece strings so that
+  // encode_with_special turns them back into ids. The plain built-in writes bos_token only
+  // when the model adds BOS; a model's own template decides for itself, as in transformers.
+  auto piece_string = [&](int id) -> std::string {
+    return id >= 0 ? impl_->tokenizer.piece_string(id) : std::string();
+  };
+  SpecialTokenText special;
+  if (!impl_->prompt_template->is_builtin() || info.add_bos) special.bos = piece_string(info.bos_id);
+  special.eos = piece_string(info.eog_ids.empty() ? -1 : info.eog_ids[0]);
+  jinja::RenderResult rendered;
+  MAGNETAR_TRY(impl_->prompt_template->render(messages, add_generation_prompt, special, &rendered));
+  return impl_->tokenizer.encode_with_special(rendered.text, rendered.content_ranges, out);
 }
 
 bool Model::is_end_of_generation(int token) const {

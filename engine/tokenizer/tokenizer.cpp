@@ -76,7 +76,13 @@ Status Tokenizer::encode(std::string_view text, std::vector<int>* out) const {
 }
 
 Status Tokenizer::encode_with_special(std::string_view text, std::vector<int>* out) const {
+  return encode_with_special(text, {}, out);
+}
+
+Status Tokenizer::encode_with_special(std::string_view text, const std::vector<jinja::ByteRange>& plain_ranges,
+                                      std::vector<int>* out) const {
   out->clear();
+  size_t range = 0;  // the first plain range not yet behind pos
   size_t start = 0, pos = 0;
   std::vector<int> piece_ids;
   auto flush_text = [&](size_t end) -> Status {
@@ -87,10 +93,14 @@ Status Tokenizer::encode_with_special(std::string_view text, std::vector<int>* o
     return Status::ok();
   };
   while (pos < text.size()) {
+    while (range < plain_ranges.size() && plain_ranges[range].end <= pos) ++range;
+    const bool in_plain = range < plain_ranges.size() && plain_ranges[range].begin <= pos;
+    // A match must also end before the next plain range starts.
+    const size_t limit = range < plain_ranges.size() ? plain_ranges[range].begin : text.size();
     bool matched = false;
-    if (text[pos] == '<') {
+    if (text[pos] == '<' && !in_plain) {
       for (const auto& [piece, id] : specials_) {
-        if (text.compare(pos, piece.size(), piece) == 0) {
+        if (pos + piece.size() <= limit && text.compare(pos, piece.size(), piece) == 0) {
           MAGNETAR_TRY(flush_text(pos));
           out->push_back(id);
           pos += piece.size();

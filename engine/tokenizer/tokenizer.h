@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "magnetar/status.h"
+#include "tokenizer/jinja/text.h"
 
 namespace sentencepiece {
 class SentencePieceProcessor;
@@ -27,6 +28,10 @@ class Tokenizer {
   // Text that may contain control tokens written literally ("<start_of_turn>"): they become
   // their ids, the text between them is encoded normally.
   Status encode_with_special(std::string_view text, std::vector<int>* out) const;
+  // The same, but control-token strings inside `plain_ranges` (sorted byte ranges: the message
+  // contents of a rendered chat) stay text, so a user cannot type a control token.
+  Status encode_with_special(std::string_view text, const std::vector<jinja::ByteRange>& plain_ranges,
+                             std::vector<int>* out) const;
   std::string decode(const std::vector<int>& ids) const;
   // One token's text as it appears when streamed after `previous` (leading-space rules follow
   // SentencePiece: "▁" becomes a space; byte tokens are emitted as raw bytes).
