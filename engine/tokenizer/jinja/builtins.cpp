@@ -20,7 +20,7 @@ void Budget::charge_string(size_t bytes) {
 }
 
 void Budget::check_items(size_t n) const {
-  if (n > max_string_bytes / 16) fail("a list would exceed the template size limit");
+  if (n > max_items) fail("a list would exceed the limit of " + std::to_string(max_items) + " items");
 }
 
 namespace {
@@ -648,10 +648,10 @@ Value dictsort(const Value& input, const CallArgs& a) {
 
 Value map_filter(const Value& input, const CallArgs& a, Budget& budget) {
   List out;
-  const Value* attr = a.get(99, "attribute");
+  const Value* attr = a.keyword_only("attribute");
   if (attr) {
     const std::string path = need_string(*attr, "map");
-    const Value* fallback = a.get(99, "default");
+    const Value* fallback = a.keyword_only("default");
     for (const Value& item : iterate(input)) {
       Value v = attribute_path(item, path, budget);
       out.push_back(v.is_undefined() && fallback ? *fallback : v);

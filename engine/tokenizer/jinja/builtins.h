@@ -13,6 +13,7 @@ namespace magnetar::jinja {
 struct Budget {
   size_t max_string_bytes = 0;   // per string or list
   size_t bytes_left = 0;         // all strings created together
+  size_t max_items = 0;          // per list
   void charge_string(size_t bytes);
   void check_items(size_t n) const;
 };

@@ -72,6 +72,7 @@ class Interpreter {
   Interpreter(const Dict& variables, const RenderLimits& limits) : limits_(limits) {
     budget_.max_string_bytes = limits.max_output_bytes;
     budget_.bytes_left = limits.max_created_bytes;
+    budget_.max_items = limits.max_list_items;
     iterations_left_ = limits.max_loop_iterations;
     auto root = std::make_shared<Dict>(variables);
     root->set("raise_exception", Value::callable("raise_exception", [](const CallArgs& a) -> Value {

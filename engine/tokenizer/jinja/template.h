@@ -18,6 +18,7 @@ namespace magnetar::jinja {
 struct RenderLimits {
   size_t max_output_bytes = 8u << 20;       // also the largest string a template may build
   size_t max_created_bytes = 256u << 20;    // all strings built during one render
+  size_t max_list_items = 100'000;          // per list (range(), list * n, ...)
   int64_t max_loop_iterations = 1'000'000;  // all loops of one render together
   int max_call_depth = 64;                  // macro calls
 };

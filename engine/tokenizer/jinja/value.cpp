@@ -27,6 +27,10 @@ void Dict::set(std::string key, Value value) {
 
 const Value* CallArgs::get(size_t i, std::string_view name) const {
   if (i < positional.size()) return &positional[i];
+  return keyword_only(name);
+}
+
+const Value* CallArgs::keyword_only(std::string_view name) const {
   for (const auto& [k, v] : keyword)
     if (k == name) return &v;
   return nullptr;

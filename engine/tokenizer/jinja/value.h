@@ -37,6 +37,7 @@ struct CallArgs {
   std::vector<std::pair<std::string, Value>> keyword;
   // Positional argument i, or keyword `name`, or nullptr.
   const Value* get(size_t i, std::string_view name) const;
+  const Value* keyword_only(std::string_view name) const;
 };
 
 struct Function {
