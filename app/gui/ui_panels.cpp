@@ -348,6 +348,12 @@ void DrawDashboard(UiState& ui) {
     row("Loaded in", load);
     ImGui::EndTable();
   }
+  if (ImGui::TreeNode("Template source")) {
+    ImGui::PushTextWrapPos(0.0f);
+    ImGui::TextUnformatted(app.model.chat_template_source.c_str());
+    ImGui::PopTextWrapPos();
+    ImGui::TreePop();
+  }
 }
 
 // ---------------------------------------------------------------------------------------------

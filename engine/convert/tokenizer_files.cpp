@@ -41,6 +41,12 @@ Status read_tokenizer_config(const std::string& path, TokenizerConfig* out) {
     else if (!j["add_bos_token"].is_null())
       return Status::error(path + ": add_bos_token must be true or false");
   }
+  if (j.contains("eos_token")) {
+    const json& e = j["eos_token"];
+    if (e.is_string()) out->eos_token = e.get<std::string>();
+    else if (e.is_object() && e.contains("content") && e["content"].is_string())
+      out->eos_token = e["content"].get<std::string>();
+  }
   if (j.contains("chat_template")) {
     const json& t = j["chat_template"];
     if (t.is_string()) {

@@ -24,10 +24,12 @@ Status inspect_sentencepiece(const std::string& model_bytes, const std::string& 
 struct TokenizerConfig {
   bool add_bos = true;
   std::string chat_template;
+  std::string eos_token;  // "eos_token" as a string or {"content": ...}; empty when absent
 };
 // Missing file: defaults (add_bos, no template). Malformed JSON: an error naming the file.
 Status read_tokenizer_config(const std::string& path, TokenizerConfig* out);
 
+// The template's family, for display (every template renders from its Jinja text).
 ChatTemplate detect_chat_template(const std::string& template_text);
 
 }  // namespace magnetar::convert

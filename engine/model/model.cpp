@@ -291,24 +291,26 @@ std::string Model::detokenize(const std::vector<int>& tokens) const {
   return impl_->tokenizer.decode(tokens);
 }
 
+SpecialTokenText Model::Impl::template_special_tokens() const {
+  // Control tokens have no text of their own: use their piece strings so that
+  // encode_with_special turns them back into ids. A model's own template decides about BOS
+  // itself, as in transformers.
+  auto piece_string = [&](int id) -> std::string { return id >= 0 ? tokenizer.piece_string(id) : std::string(); };
+  SpecialTokenText special;
+  if (!prompt_template || !prompt_template->is_builtin() || info.add_bos) special.bos = piece_string(info.bos_id);
+  special.eos = piece_string(info.eog_ids.empty() ? -1 : info.eog_ids[0]);
+  return special;
+}
+
 Status Model::apply_chat_template(const std::vector<ChatMessage>& messages,
                                   bool add_generation_prompt, std::vector<int>* out) const {
   if (!impl_->prompt_template) return impl_->template_status;
-  const ModelInfo& info = impl_->info;
   for (const auto& m : messages)
     if (m.role != "system" && m.role != "user" && m.role != "assistant")
       return Status::error("unknown chat role '" + m.role + "' (use system, user or assistant)");
-  // Control tokens have no text of their own: use their piece strings so that
-  // encode_with_special turns them back into ids. The plain built-in writes bos_token only
-  // when the model adds BOS; a model's own template decides for itself, as in transformers.
-  auto piece_string = [&](int id) -> std::string {
-    return id >= 0 ? impl_->tokenizer.piece_string(id) : std::string();
-  };
-  SpecialTokenText special;
-  if (!impl_->prompt_template->is_builtin() || info.add_bos) special.bos = piece_string(info.bos_id);
-  special.eos = piece_string(info.eog_ids.empty() ? -1 : info.eog_ids[0]);
   jinja::RenderResult rendered;
-  MAGNETAR_TRY(impl_->prompt_template->render(messages, add_generation_prompt, special, &rendered));
+  MAGNETAR_TRY(impl_->prompt_template->render(messages, add_generation_prompt,
+                                              impl_->template_special_tokens(), &rendered));
   return impl_->tokenizer.encode_with_special(rendered.text, rendered.content_ranges, out);
 }
 

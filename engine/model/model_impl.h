@@ -61,6 +61,10 @@ struct Model::Impl {
   std::vector<int> eog_ids;
   std::unique_ptr<PromptTemplate> prompt_template;  // null when the stored one does not parse
   Status template_status = Status::ok();            // why it did not
+
+  // bos_token / eos_token for the template: the pieces of the BOS and first end-of-generation
+  // ids (the plain built-in writes BOS only when the model adds one).
+  SpecialTokenText template_special_tokens() const;
 };
 
 // A float buffer from platform::alloc_large (64-byte aligned, zeroed).

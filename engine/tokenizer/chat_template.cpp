@@ -85,6 +85,40 @@ jinja::Value messages_value(const std::vector<ChatMessage>& messages) {
   return jinja::Value::from_list(std::move(list));
 }
 
+Status read_template_config(const std::string& json_text, std::string* source, jinja::Dict* special_variables) {
+  using ojson = nlohmann::ordered_json;
+  const ojson j = ojson::parse(json_text, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) return Status::error("malformed JSON");
+  source->clear();
+  if (const auto t = j.find("chat_template"); t != j.end()) {
+    if (t->is_string()) {
+      *source = t->get<std::string>();
+    } else if (t->is_array()) {
+      for (const ojson& e : *t)
+        if (e.is_object() && e.value("name", "") == "default" && e.contains("template") && e["template"].is_string())
+          *source = e["template"].get<std::string>();
+    } else if (!t->is_null()) {
+      return Status::error("chat_template must be a string or a list of named templates");
+    }
+  }
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    const std::string& key = it.key();
+    const bool token_key = key.size() > 6 && key.compare(key.size() - 6, 6, "_token") == 0;
+    jinja::Value v;
+    if (token_key && it->is_string()) {
+      v = jinja::Value::string(it->get<std::string>());
+    } else if (token_key && it->is_object() && it->contains("content") && (*it)["content"].is_string()) {
+      v = jinja::Value::string((*it)["content"].get<std::string>());
+    } else if (key == "additional_special_tokens" && it->is_array()) {
+      MAGNETAR_TRY(jinja::value_from_json(*it, false, &v));
+    } else {
+      continue;
+    }
+    special_variables->set(key, std::move(v));
+  }
+  return Status::ok();
+}
+
 Status check_chat_template(const std::string& source) {
   std::unique_ptr<PromptTemplate> t;
   MAGNETAR_TRY(PromptTemplate::create(source, "check", &t));

@@ -53,6 +53,11 @@ class PromptTemplate {
 Status messages_value(const nlohmann::ordered_json& messages, jinja::Value* out);
 jinja::Value messages_value(const std::vector<ChatMessage>& messages);
 
+// tokenizer_config.json's text: its chat_template (a string, or the list entry named "default";
+// empty when it has none) and the special-token strings it declares (bos_token, eos_token,
+// pad_token, ... as strings or {"content": ...}; additional_special_tokens) as variables.
+Status read_template_config(const std::string& json_text, std::string* source, jinja::Dict* special_variables);
+
 // Converter check: the template parses and renders a short user/assistant/user conversation
 // (a raise_exception from the template itself is accepted: it may refuse that conversation).
 Status check_chat_template(const std::string& source);

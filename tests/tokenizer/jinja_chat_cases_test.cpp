@@ -18,28 +18,19 @@ ojson read_json(const std::string& relative) {
   return ojson::parse(test::read_file(test::testdata_path(relative)));
 }
 
-std::string template_of(const ojson& tokenizer_config) {
-  const ojson& t = tokenizer_config.at("chat_template");
-  if (t.is_string()) return t.get<std::string>();
-  for (const ojson& e : t)
-    if (e.value("name", "") == "default") return e.at("template").get<std::string>();
-  return "";
+// tokenizer_config.json's template and special-token variables.
+std::string template_of(const std::string& folder, jinja::Dict* special = nullptr) {
+  std::string source;
+  jinja::Dict unused;
+  EXPECT_TRUE(read_template_config(test::read_file(test::testdata_path(folder + "/tokenizer_config.json")), &source,
+                                   special ? special : &unused));
+  return source;
 }
 
 void set_json_variable(jinja::Dict* vars, const std::string& name, const ojson& value) {
   jinja::Value v;
   ASSERT_TRUE(jinja::value_from_json(value, false, &v));
   vars->set(name, std::move(v));
-}
-
-// The special-token strings tokenizer_config.json declares (strings or {"content": ...}).
-void add_special_token_vars(const ojson& config, jinja::Dict* vars) {
-  for (auto it = config.begin(); it != config.end(); ++it) {
-    const std::string& key = it.key();
-    if (key.size() < 6 || key.compare(key.size() - 6, 6, "_token") != 0) continue;
-    if (it->is_string()) set_json_variable(vars, key, *it);
-    else if (it->is_object() && it->contains("content")) set_json_variable(vars, key, it->at("content"));
-  }
 }
 
 struct Rendered {
@@ -71,9 +62,8 @@ class ChatCases : public ::testing::TestWithParam<const char*> {};
 TEST_P(ChatCases, EveryConversationRendersLikeJinja2) {
   const std::string family = GetParam();
   MAGNETAR_REQUIRE_TESTDATA("tokenizers/" + family + "/chat/cases.json");
-  const ojson config = read_json("tokenizers/" + family + "/tokenizer_config.json");
   const ojson cases = read_json("tokenizers/" + family + "/chat/cases.json");
-  const std::string source = template_of(config);
+  const std::string source = template_of("tokenizers/" + family);
   int rendered = 0, refused = 0;
   for (const ojson& c : cases.at("cases")) {
     SCOPED_TRACE(family + " / " + c.at("name").get<std::string>());
@@ -106,14 +96,13 @@ INSTANTIATE_TEST_SUITE_P(Families, ChatCases, ::testing::Values("llama3", "llama
 TEST(ChatCases, ControlTokenTextInContentIsMarkedAsContent) {
   for (const char* family : {"llama3", "qwen3", "gemma3"}) {
     MAGNETAR_REQUIRE_TESTDATA(std::string("tokenizers/") + family + "/chat/cases.json");
-    const ojson config = read_json(std::string("tokenizers/") + family + "/tokenizer_config.json");
     const ojson cases = read_json(std::string("tokenizers/") + family + "/chat/cases.json");
     for (const ojson& c : cases.at("cases")) {
       if (c.at("name") != "special_text_in_content_gen") continue;
       jinja::Dict extra;
       for (auto it = cases.at("special_token_vars").begin(); it != cases.at("special_token_vars").end(); ++it)
         set_json_variable(&extra, it.key(), it.value());
-      const Rendered r = render(template_of(config), c.at("messages"), c.at("add_generation_prompt").get<bool>(), extra);
+      const Rendered r = render(template_of(std::string("tokenizers/") + family), c.at("messages"), c.at("add_generation_prompt").get<bool>(), extra);
       ASSERT_TRUE(r.status) << r.status.message();
       // Every message content (trimmed as the template trims it) lies inside one range, and
       // nothing the template wrote itself does.
@@ -153,13 +142,12 @@ class GoldenTemplates : public ::testing::TestWithParam<GoldenModel> {};
 TEST_P(GoldenTemplates, RenderTheGoldenPrompt) {
   const GoldenModel m = GetParam();
   MAGNETAR_REQUIRE_TESTDATA(m.golden);
-  const ojson config = read_json(std::string(m.folder) + "/tokenizer_config.json");
   const ojson golden = read_json(m.golden);
   const ojson& chat = golden.at("cases").at("chat");
   const ojson& messages = chat.at("messages");
   jinja::Dict extra;
-  add_special_token_vars(config, &extra);
-  const Rendered r = render(template_of(config), messages, true, extra);
+  const std::string source = template_of(m.folder, &extra);
+  const Rendered r = render(source, messages, true, extra);
   ASSERT_TRUE(r.status) << r.status.message();
   EXPECT_EQ(r.result.text, chat.at("rendered_text").get<std::string>());
 }

@@ -336,12 +336,30 @@ TEST(Jinja, RecursionIsBounded) {
   EXPECT_ERROR_HAS(std::string(50000, '{') + "% if x %}", "template line 1");
 }
 
+TEST(Jinja, ValuesAndExpressionTreesAreBounded) {
+  // A flat chain builds a deep tree without parser recursion; the interpreter would recurse.
+  std::string chain = "{{ 1";
+  for (int i = 0; i < 1000; ++i) chain += " + 1";
+  EXPECT_ERROR_HAS(chain + " }}", "expression nested too deeply");
+  EXPECT_ERROR_HAS("{% set ns = namespace(x=[]) %}{% for i in range(200) %}{% set ns.x = [ns.x] %}{% endfor %}",
+                   "nested more than 100 levels");
+  // A namespace holding itself: printing and comparing stop at it, tojson refuses it.
+  EXPECT_EQ(render("{% set ns = namespace() %}{% set ns.me = ns %}{{ ns }} {{ [ns] }} {{ ns == ns.me }}"),
+            "<Namespace> [<Namespace>] True");
+  EXPECT_ERROR_HAS("{% set ns = namespace() %}{% set ns.me = ns %}{{ ns|tojson }}", "not JSON serializable");
+  EXPECT_ERROR_HAS("{{ strftime_now('%Q') }}", "unsupported conversion '%Q'");
+}
+
 TEST(Jinja, OutputAndStringsAreBounded) {
   RenderLimits limits;
   limits.max_output_bytes = 1000;
   const std::string long_output = error("{% for i in range(200) %}0123456789{% endfor %}", "{}", limits);
   EXPECT_NE(long_output.find("output would exceed 1000 bytes"), std::string::npos) << long_output;
   EXPECT_NE(error("{{ 'x' * 5000 }}", "{}", limits).find("size limit"), std::string::npos);
+  limits.max_list_items = 100;
+  EXPECT_NE(error("{% for c in 'x' * 500 %}{% endfor %}", "{}", limits).find("more than 100 characters"),
+            std::string::npos);
+  limits.max_list_items = RenderLimits{}.max_list_items;
   EXPECT_ERROR_HAS("{% set s = namespace(v='xxxxxxxxxxxxxxxx') %}{% for i in range(40) %}{% set s.v = s.v ~ s.v %}{% endfor %}",
                    "size limit");
   limits = RenderLimits{};

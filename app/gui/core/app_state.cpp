@@ -273,7 +273,16 @@ void AppState::on_event(const EngineEvent& e, double now, const ModelInfo* info)
       model.name = from_path(to_path(info->path).filename());
       model.architecture = architecture_name_words(info->arch);
       model.weight_type = info->weight_type;
-      model.chat_template = chat_template_words(info->chat_template);
+      // "the model's own · Gemma", or the built-in one of models that ship none.
+      model.chat_template = info->chat_template_origin == "model file"
+                                ? std::string("the model's own")
+                                : info->chat_template_origin;
+      if (info->chat_template != ChatTemplate::None)
+        model.chat_template += std::string(" · ") + chat_template_words(info->chat_template);
+      if (!info->chat_template_error.empty()) model.chat_template += " (unusable)";
+      model.chat_template_source = info->chat_template_error.empty()
+                                       ? info->chat_template_source
+                                       : info->chat_template_error + "\n\n" + info->chat_template_source;
       model.context_length = info->context_length;
       model.max_context = info->max_context;
       model.n_layers = info->n_layers;

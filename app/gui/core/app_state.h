@@ -21,6 +21,7 @@ enum class EngineActivity { Idle, Loading, Converting, Generating };
 struct LoadedModel {
   bool present = false;
   std::string path, name, architecture, weight_type, chat_template;
+  std::string chat_template_source;  // the Jinja text, shown on request in the model panel
   int context_length = 0, max_context = 0, n_layers = 0, dim = 0, vocab_size = 0;
   uint64_t n_params = 0, file_bytes = 0, weight_bytes_per_token = 0, kv_cache_bytes = 0;
   KvType kv_type = KvType::F32;

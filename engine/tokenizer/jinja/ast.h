@@ -40,6 +40,7 @@ struct Expr {
   std::vector<ExprPtr> args;
   std::vector<std::string> arg_names;  // Call/Filter/Test keyword names; Compare operators
   bool negated = false;                // Test: "is not"
+  int height = 1;                      // longest path to a leaf (bounded by the parser)
 };
 
 struct Node;

@@ -261,7 +261,7 @@ Value string_method(const Value& self, std::string_view name, Budget& budget) {
     return bound(n, [self, b](const CallArgs& a) {
       const Value* items = a.get(0, "iterable");
       if (!items) fail("join needs an argument");
-      return join(self, iterate(*items), *b);
+      return join(self, iterate(*items, b->max_items), *b);
     });
   }
   if (n == "splitlines") {
@@ -319,7 +319,7 @@ Value items_of(const Value& d) {
 
 Value dict_method(const Value& self, std::string_view name) {
   if (name == "items") return bound("items", [self](const CallArgs&) { return items_of(self); });
-  if (name == "keys") return bound("keys", [self](const CallArgs&) { return Value::from_list(iterate(self)); });
+  if (name == "keys") return bound("keys", [self](const CallArgs&) { return Value::from_list(iterate(self, SIZE_MAX)); });
   if (name == "values")
     return bound("values", [self](const CallArgs&) {
       List values;
@@ -460,7 +460,7 @@ Value select_items(const Value& input, const CallArgs& a, Budget& budget, bool k
     if (!tests().count(test)) fail("unknown test '" + test + "'");
     test_args.positional.assign(a.positional.begin() + static_cast<long>(next_arg), a.positional.end());
   }
-  for (const Value& item : iterate(input)) {
+  for (const Value& item : iterate(input, budget.max_items)) {
     const Value subject = by_attribute ? attribute_path(item, attribute, budget) : item;
     const bool pass = test.empty() ? truthy(subject) : tests().at(test)(subject, test_args);
     if (pass == keep) out.push_back(item);
@@ -469,7 +469,7 @@ Value select_items(const Value& input, const CallArgs& a, Budget& budget, bool k
 }
 
 Value sorted(const Value& input, const CallArgs& a, Budget& budget) {
-  List items = iterate(input);
+  List items = iterate(input, budget.max_items);
   const bool reverse = arg_flag(a, 0, "reverse", false);
   const bool case_sensitive = arg_flag(a, 1, "case_sensitive", false);
   const Value* attr = a.get(2, "attribute");
@@ -489,7 +489,7 @@ Value sorted(const Value& input, const CallArgs& a, Budget& budget) {
 }
 
 Value min_max(const Value& input, const CallArgs& a, Budget& budget, bool want_max) {
-  const List items = iterate(input);
+  const List items = iterate(input, budget.max_items);
   if (items.empty()) return Value::undefined("min/max of an empty sequence");
   const bool case_sensitive = arg_flag(a, 0, "case_sensitive", false);
   const Value* attr = a.get(1, "attribute");
@@ -515,7 +515,7 @@ Value sum(const Value& input, const CallArgs& a, Budget& budget) {
   const Value* attr = a.get(0, "attribute");
   const Value* start = a.get(1, "start");
   Value total = start ? *start : Value::from_int(0);
-  for (const Value& item : iterate(input)) {
+  for (const Value& item : iterate(input, budget.max_items)) {
     const Value v = attr ? attribute_path(item, need_string(*attr, "sum"), budget) : item;
     if (!v.is_number() || !total.is_number()) fail("sum needs numbers");
     if (v.is(Value::Kind::Float) || total.is(Value::Kind::Float))
@@ -652,7 +652,7 @@ Value map_filter(const Value& input, const CallArgs& a, Budget& budget) {
   if (attr) {
     const std::string path = need_string(*attr, "map");
     const Value* fallback = a.keyword_only("default");
-    for (const Value& item : iterate(input)) {
+    for (const Value& item : iterate(input, budget.max_items)) {
       Value v = attribute_path(item, path, budget);
       out.push_back(v.is_undefined() && fallback ? *fallback : v);
     }
@@ -664,7 +664,7 @@ Value map_filter(const Value& input, const CallArgs& a, Budget& budget) {
   CallArgs rest;
   rest.positional.assign(a.positional.begin() + 1, a.positional.end());
   rest.keyword = a.keyword;
-  for (const Value& item : iterate(input)) out.push_back(apply_filter(name, item, rest, budget));
+  for (const Value& item : iterate(input, budget.max_items)) out.push_back(apply_filter(name, item, rest, budget));
   return Value::from_list(std::move(out));
 }
 
@@ -673,7 +673,7 @@ Value unique(const Value& input, const CallArgs& a, Budget& budget) {
   const Value* attr = a.get(1, "attribute");
   List out;
   List seen;
-  for (const Value& item : iterate(input)) {
+  for (const Value& item : iterate(input, budget.max_items)) {
     Value key = attr ? attribute_path(item, need_string(*attr, "unique"), budget) : item;
     if (!case_sensitive && key.is(Value::Kind::String)) key = Value::string(ascii_case(key.text, 0));
     if (std::none_of(seen.begin(), seen.end(), [&](const Value& s) { return equals(s, key); })) {
@@ -720,18 +720,18 @@ const std::map<std::string, FilterFn, std::less<>>& filters() {
          if (v.is_undefined() || (boolean && !truthy(v))) return def ? *def : Value::string(std::string());
          return v;
        }},
-      {"first", [](const Value& v, const CallArgs&, Budget&) {
-         List items = iterate(v);
+      {"first", [](const Value& v, const CallArgs&, Budget& b) {
+         List items = iterate(v, b.max_items);
          return items.empty() ? Value::undefined("first of an empty sequence") : items.front();
        }},
-      {"last", [](const Value& v, const CallArgs&, Budget&) {
-         List items = iterate(v);
+      {"last", [](const Value& v, const CallArgs&, Budget& b) {
+         List items = iterate(v, b.max_items);
          return items.empty() ? Value::undefined("last of an empty sequence") : items.back();
        }},
       {"join", [](const Value& v, const CallArgs& a, Budget& b) {
          const Value* sep = a.get(0, "d");
          const Value* attr = a.get(1, "attribute");
-         List items = iterate(v);
+         List items = iterate(v, b.max_items);
          if (attr)
            for (Value& item : items) item = attribute_path(item, need_string(*attr, "join"), b);
          return join(sep ? *sep : Value::string(std::string()), items, b);
@@ -747,7 +747,7 @@ const std::map<std::string, FilterFn, std::less<>>& filters() {
          if (!v.is(K::Dict)) fail(std::string("items needs a dict, not ") + type_name(v));
          return items_of(v);
        }},
-      {"list", [](const Value& v, const CallArgs&, Budget&) { return Value::from_list(iterate(v)); }},
+      {"list", [](const Value& v, const CallArgs&, Budget& b) { return Value::from_list(iterate(v, b.max_items)); }},
       {"string", [](const Value& v, const CallArgs&, Budget&) { return Value::string(to_text(v)); }},
       {"safe", [](const Value& v, const CallArgs&, Budget&) { return v; }},
       {"escape", [](const Value& v, const CallArgs&, Budget& b) { return html_escape(v, b); }},
@@ -759,8 +759,8 @@ const std::map<std::string, FilterFn, std::less<>>& filters() {
          return replace(to_text(v), need_string(*old, "replace"), need_string(*with, "replace"),
                         count && !count->is(K::None) ? need_int(*count, "replace") : -1, b);
        }},
-      {"reverse", [](const Value& v, const CallArgs&, Budget&) {
-         List items = iterate(v);
+      {"reverse", [](const Value& v, const CallArgs&, Budget& b) {
+         List items = iterate(v, b.max_items);
          std::reverse(items.begin(), items.end());
          if (!v.is(K::String)) return Value::from_list(std::move(items));
          Text out;

@@ -8,6 +8,7 @@
 #include <ctime>
 #include <limits>
 #include <mutex>
+#include <string_view>
 
 #include "tokenizer/jinja/builtins.h"
 
@@ -26,6 +27,13 @@ struct LocatedError {
 
 std::string strftime_now(const std::string& format) {
   if (format.size() > 256) fail("strftime_now: format too long");
+  // Only the portable conversions: some C runtimes abort on the others.
+  for (size_t i = 0; i < format.size(); ++i)
+    if (format[i] == '%') {
+      const char c = i + 1 < format.size() ? format[++i] : '\0';
+      if (c == '\0' || std::string_view("aAbBcdHIjmMpSUwWxXyYZ%").find(c) == std::string_view::npos)
+        fail(std::string("strftime_now: unsupported conversion '%") + c + "'");
+    }
   static std::mutex mutex;  // std::localtime shares one buffer
   std::tm local{};
   {
@@ -205,7 +213,7 @@ class Interpreter {
       assign(names[0], v);
       return;
     }
-    const List items = iterate(v);
+    const List items = iterate(v, budget_.max_items);
     if (items.size() != names.size())
       fail("cannot unpack " + std::to_string(items.size()) + " values into " + std::to_string(names.size()) + " names");
     for (size_t i = 0; i < names.size(); ++i) assign(names[i], items[i]);
@@ -239,7 +247,7 @@ class Interpreter {
     if (iterable.is(Value::Kind::None) || iterable.is(Value::Kind::Int) || iterable.is(Value::Kind::Float) ||
         iterable.is(Value::Kind::Bool) || iterable.is(Value::Kind::Function) || iterable.is(Value::Kind::Namespace))
       fail(std::string("'") + type_name(iterable) + "' object is not iterable");
-    List items = iterate(iterable);
+    List items = iterate(iterable, budget_.max_items);
     if (n.condition) {  // the loop filter runs before loop.index/length are counted
       List kept;
       for (Value& item : items) {

@@ -12,6 +12,8 @@ namespace magnetar::jinja {
 namespace {
 
 constexpr int kMaxNesting = 128;  // expression and block nesting (keeps the C++ stack bounded)
+constexpr int kMaxHeight = 256;   // expression tree height: `a + a + a ...` builds no recursion here
+                                  // but the interpreter walks it recursively
 
 class Parser {
  public:
@@ -92,6 +94,17 @@ class Parser {
     e->line = line;
     return e;
   }
+  // Records a finished node's height; fails past kMaxHeight.
+  ExprPtr seal(ExprPtr e) const {
+    int h = 0;
+    if (e->target) h = e->target->height;
+    for (const ExprPtr& a : e->args)
+      if (a) h = std::max(h, a->height);
+    e->height = h + 1;
+    if (e->height > kMaxHeight) error("expression nested too deeply", e->line);
+    return e;
+  }
+
   static NodePtr make_node(Node::Kind kind, int line) {
     auto n = std::make_unique<Node>();
     n->kind = kind;
@@ -331,7 +344,7 @@ class Parser {
       if (peek().type == Token::Type::VarEnd || peek().type == Token::Type::BlockEnd || is_op(")")) break;
       tuple->args.push_back(parse_expression(with_condexpr));
     }
-    return tuple;
+    return seal(std::move(tuple));
   }
 
   ExprPtr parse_expression(bool with_condexpr) {
@@ -344,7 +357,7 @@ class Parser {
       cond->args.push_back(parse_or());
       cond->args.push_back(std::move(e));
       cond->args.push_back(skip_name("else") ? parse_expression(true) : nullptr);
-      e = std::move(cond);
+      e = seal(std::move(cond));
     }
     return e;
   }
@@ -354,7 +367,7 @@ class Parser {
     e->name = op;
     e->args.push_back(std::move(left));
     e->args.push_back(std::move(right));
-    return e;
+    return seal(std::move(e));
   }
 
   ExprPtr parse_or() {
@@ -380,7 +393,7 @@ class Parser {
       DepthGuard guard(this);
       auto e = make(Expr::Kind::Not, next().line);
       e->target = parse_not();
-      return e;
+      return seal(std::move(e));
     }
     return parse_compare();
   }
@@ -412,7 +425,7 @@ class Parser {
       cmp->arg_names.push_back(op);
       cmp->args.push_back(parse_math1());
     }
-    return cmp ? std::move(cmp) : std::move(first);
+    return cmp ? seal(std::move(cmp)) : std::move(first);
   }
 
   ExprPtr parse_math1() {
@@ -462,6 +475,7 @@ class Parser {
       const Token& op = next();
       node = make(op.value == "-" ? Expr::Kind::Neg : Expr::Kind::Pos, op.line);
       node->target = parse_unary(false);
+      node = seal(std::move(node));
     } else {
       node = parse_primary();
     }
@@ -520,7 +534,7 @@ class Parser {
             e->args.push_back(parse_expression(true));
           }
           expect_op("]");
-          return e;
+          return seal(std::move(e));
         }
         if (t.value == "{") {
           next();
@@ -533,7 +547,7 @@ class Parser {
             e->args.push_back(parse_expression(true));
           }
           expect_op("}");
-          return e;
+          return seal(std::move(e));
         }
         break;
       default: break;
@@ -552,13 +566,13 @@ class Parser {
           index->value = Value::from_int(next().integer);
           e->target = std::move(node);
           e->args.push_back(std::move(index));
-          node = std::move(e);
+          node = seal(std::move(e));
           continue;
         }
         auto e = make(Expr::Kind::Attr, line);
         e->name = expect_name();
         e->target = std::move(node);
-        node = std::move(e);
+        node = seal(std::move(e));
       } else if (is_op("[")) {
         next();
         node = parse_subscript(std::move(node), line);
@@ -566,7 +580,7 @@ class Parser {
         auto e = make(Expr::Kind::Call, line);
         e->target = std::move(node);
         parse_call_args(e.get());
-        node = std::move(e);
+        node = seal(std::move(e));
       } else {
         return node;
       }
@@ -593,7 +607,7 @@ class Parser {
       e->args.push_back(std::move(parts[1]));
       e->args.push_back(std::move(parts[2]));
     }
-    return e;
+    return seal(std::move(e));
   }
 
   void parse_call_args(Expr* call) {
@@ -625,7 +639,7 @@ class Parser {
     e->name = name;
     e->target = std::move(target);
     if (is_op("(")) parse_call_args(e.get());
-    return e;
+    return seal(std::move(e));
   }
 
   ExprPtr parse_filter_expr(ExprPtr node) {
@@ -645,12 +659,12 @@ class Parser {
           e->arg_names.emplace_back();
           e->args.push_back(parse_postfix(parse_primary()));
         }
-        node = std::move(e);
+        node = seal(std::move(e));
       } else if (is_op("(")) {
         auto e = make(Expr::Kind::Call, peek().line);
         e->target = std::move(node);
         parse_call_args(e.get());
-        node = std::move(e);
+        node = seal(std::move(e));
       } else {
         return node;
       }

@@ -70,21 +70,36 @@ Value Value::string(Text t) {
   v.text = std::move(t);
   return v;
 }
+namespace {
+
+int element_depth(const Value& e) { return e.kind == Value::Kind::List || e.kind == Value::Kind::Dict ? e.depth : 0; }
+
+void check_depth(int depth) {
+  if (depth > Value::kMaxDepth) fail("values nested more than " + std::to_string(Value::kMaxDepth) + " levels deep");
+}
+
+}  // namespace
+
 Value Value::from_list(List items) {
   Value v;
   v.kind = Kind::List;
+  for (const Value& e : items) v.depth = std::max(v.depth, element_depth(e));
+  check_depth(++v.depth);
   v.list = std::make_shared<const List>(std::move(items));
   return v;
 }
 Value Value::from_dict(Dict d) {
   Value v;
   v.kind = Kind::Dict;
+  for (const auto& e : d.entries) v.depth = std::max(v.depth, element_depth(e.second));
+  check_depth(++v.depth);
   v.dict = std::make_shared<Dict>(std::move(d));
   return v;
 }
 Value Value::name_space(Dict d) {
   Value v = from_dict(std::move(d));
   v.kind = Kind::Namespace;
+  v.depth = 0;
   return v;
 }
 Value Value::callable(std::string name, std::function<Value(const CallArgs&)> call) {
@@ -204,10 +219,9 @@ bool any_content(const Value& v) {
     case Value::Kind::List:
       return std::any_of(v.list->begin(), v.list->end(), [](const Value& e) { return any_content(e); });
     case Value::Kind::Dict:
-    case Value::Kind::Namespace:
       return std::any_of(v.dict->entries.begin(), v.dict->entries.end(),
                          [](const auto& e) { return any_content(e.second); });
-    default: return false;
+    default: return false;  // namespaces print as "<Namespace>"
   }
 }
 
@@ -268,8 +282,7 @@ void json_value(const Value& v, int indent, bool sort_keys, int depth, std::stri
       *out += ']';
       return;
     }
-    case Value::Kind::Dict:
-    case Value::Kind::Namespace: {
+    case Value::Kind::Dict: {
       if (v.dict->entries.empty()) {
         *out += "{}";
         return;
@@ -292,6 +305,7 @@ void json_value(const Value& v, int indent, bool sort_keys, int depth, std::stri
       return;
     }
     case Value::Kind::Undefined:
+    case Value::Kind::Namespace:
     case Value::Kind::Function: fail(std::string("tojson: a ") + type_name(v) + " is not JSON serializable");
   }
 }
@@ -389,7 +403,7 @@ Text to_json(const Value& v, int indent, bool sort_keys) {
   return Text(std::move(out), any_content(v));
 }
 
-List iterate(const Value& v) {
+List iterate(const Value& v, size_t max_items) {
   switch (v.kind) {
     case Value::Kind::Undefined: return {};
     case Value::Kind::List: return *v.list;
@@ -400,6 +414,8 @@ List iterate(const Value& v) {
     }
     case Value::Kind::String: {
       List chars;
+      if (code_point_count(v.text.bytes()) > max_items)
+        fail("iterating a string of more than " + std::to_string(max_items) + " characters");
       const std::vector<size_t> offsets = code_point_offsets(v.text.bytes());
       for (size_t i = 0; i + 1 < offsets.size(); ++i)
         chars.push_back(Value::string(v.text.slice(offsets[i], offsets[i + 1])));

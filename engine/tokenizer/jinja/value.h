@@ -55,6 +55,10 @@ struct Value {
   std::shared_ptr<const List> list;
   std::shared_ptr<Dict> dict;  // Dict (read only) and Namespace (mutable)
   std::shared_ptr<const Function> function;
+  // Lists and dicts: 1 + the deepest element (namespaces count as leaves: they are the only
+  // mutable values, so only they can form cycles, and nothing recurses into them).
+  int depth = 0;
+  static constexpr int kMaxDepth = 100;
 
   static Value undefined(std::string what = {});
   static Value none();
@@ -89,6 +93,7 @@ std::string format_float(double f);
 // when indent >= 0), keys in insertion order. Strings that came from contents taint the whole.
 Text to_json(const Value& v, int indent, bool sort_keys);
 // Elements of an iterable: list items, dict keys, string characters; undefined is empty.
-List iterate(const Value& v);
+// Fails beyond max_items elements.
+List iterate(const Value& v, size_t max_items);
 
 }  // namespace magnetar::jinja
