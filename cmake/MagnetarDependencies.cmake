@@ -6,6 +6,10 @@ find_package(nlohmann_json 3 REQUIRED)
 
 # SentencePiece ships a pkg-config file on Debian; the Windows deps prefix provides the same.
 pkg_check_modules(SENTENCEPIECE REQUIRED IMPORTED_TARGET sentencepiece)
+# tokenizer.json pipelines: PCRE2 runs the pre-tokenizer regexes, utf8proc does NFC/NFD/NFKC.
+# The Windows deps prefix builds both static, so the static flag travels with them.
+pkg_check_modules(PCRE2 REQUIRED IMPORTED_TARGET libpcre2-8)
+pkg_check_modules(UTF8PROC REQUIRED IMPORTED_TARGET libutf8proc)
 
 if(MAGNETAR_BUILD_TESTS)
   find_package(GTest REQUIRED)

@@ -14,9 +14,11 @@ const Command kRun{
     "run", "generate text from a prompt",
     "magnetar-cli run -m MODEL (-p TEXT | --tokens ID,ID,...) [-n N] [--temp T] [--top-k K]\n"
     "       [--top-p P] [--min-p P] [--repeat-penalty R] [--seed S] [--threads N] [--ctx N]\n"
-    "       [--load read|map] [--kv f32|f16|int8] [--print-ids] [--no-stop]\n"
+    "       [--load read|map] [--kv f32|f16|int8] [--print-ids] [--no-stop] [--no-special]\n"
     "  --kv TYPE      KV cache elements: f32 (default, exact), f16, int8 (a scale per head)\n"
-    "  -p TEXT        prompt text (BOS is added when the model wants it)\n"
+    "  -p TEXT        prompt text (BOS is added when the model wants it); special-token\n"
+    "                 strings in it (\"<|eot_id|>\") become their ids\n"
+    "  --no-special   encode special-token strings in -p as plain text\n"
     "  --tokens IDS   prompt as token ids, used as given\n"
     "  -n N           tokens to generate (default 256)\n"
     "  --temp T       0 = greedy (default)\n"
@@ -32,7 +34,7 @@ int run_command(const std::vector<std::string>& argv) {
   Args args(argv, value_options);
   if (!args.ok()) return usage_error(kRun, args.error());
   std::vector<std::string> known = value_options;
-  known.insert(known.end(), {"--print-ids", "--no-stop"});
+  known.insert(known.end(), {"--print-ids", "--no-stop", "--no-special"});
   if (std::string bad = args.unknown_option(known); !bad.empty())
     return usage_error(kRun, "unknown option " + bad);
   if (!args.positional().empty()) return usage_error(kRun, "unexpected argument " + args.positional()[0]);
@@ -50,7 +52,8 @@ int run_command(const std::vector<std::string>& argv) {
   if (!load_model_from_args(kRun, args, &model, &exit_code)) return exit_code;
 
   if (has_text) {
-    Status s = model->tokenize(args.get({"-p", "--prompt"}), model->info().add_bos, &request.prompt);
+    Status s = model->tokenize(args.get({"-p", "--prompt"}), model->info().add_bos, &request.prompt,
+                               !args.has("--no-special"));
     if (!s) return std::cerr << "magnetar-cli run: " << s.message() << "\n", 1;
     if (request.prompt.empty()) return usage_error(kRun, "the prompt is empty");
   }

@@ -24,8 +24,8 @@ const Command kTemplate{
     "                      [--add-generation-prompt] [--ids]\n"
     "  CONV.json is {\"messages\": [...]}, optionally with \"tools\", \"add_generation_prompt\" and\n"
     "  \"extra_vars\" (as in the chat cases). --ids prints the token ids (needs -m, or a\n"
-    "  tokenizer.model beside the tokenizer_config.json). Message contents never become\n"
-    "  control tokens.",
+    "  tokenizer.json or tokenizer.model beside the tokenizer_config.json). Message contents\n"
+    "  never become control tokens.",
     template_command};
 const CommandRegistration kRegistration(kTemplate);
 
@@ -108,14 +108,17 @@ int template_command(const std::vector<std::string>& argv) {
       if (k == "bos_token") special.bos = v.text.bytes();
       else if (k == "eos_token") special.eos = v.text.bytes();
       else if (!variables.find(k)) variables.set(k, v);
-    if (args.has("--ids")) {
+    if (args.has("--ids")) {  // tokenizer.json, else tokenizer.model, beside the config
       const size_t slash = config_path.find_last_of("/\\");
-      const std::string sp_path = (slash == std::string::npos ? std::string() : config_path.substr(0, slash + 1)) +
-                                  "tokenizer.model";
-      std::string sp_bytes;
-      if (Status s = convert::read_small_file(sp_path, kMaxJsonBytes, &sp_bytes); !s)
-        return fail("--ids needs a tokenizer: " + s.message());
-      if (Status s = folder_tokenizer.load(sp_bytes); !s) return fail(sp_path + ": " + s.message());
+      const std::string folder = slash == std::string::npos ? std::string() : config_path.substr(0, slash + 1);
+      std::string bytes;
+      if (convert::read_small_file(folder + "tokenizer.json", kMaxJsonBytes, &bytes)) {
+        if (Status s = folder_tokenizer.load_tokenizer_json(bytes, text); !s) return fail(folder + "tokenizer.json: " + s.message());
+      } else if (convert::read_small_file(folder + "tokenizer.model", kMaxJsonBytes, &bytes)) {
+        if (Status s = folder_tokenizer.load(bytes); !s) return fail(folder + "tokenizer.model: " + s.message());
+      } else {
+        return fail("--ids needs a tokenizer.json or tokenizer.model beside " + config_path);
+      }
       tokenizer = &folder_tokenizer;
     }
   }
@@ -125,7 +128,7 @@ int template_command(const std::vector<std::string>& argv) {
   std::fwrite(rendered.text.data(), 1, rendered.text.size(), stdout);
   if (args.has("--ids")) {
     std::vector<int> ids;
-    if (Status s = tokenizer->encode_with_special(rendered.text, rendered.content_ranges, &ids); !s)
+    if (Status s = tokenizer->encode_chat_prompt(rendered.text, content_ranges(rendered), &ids); !s)
       return fail(s.message());
     std::printf("\n");
     for (size_t i = 0; i < ids.size(); ++i) std::printf("%s%d", i ? " " : "", ids[i]);

@@ -1,16 +1,21 @@
 // GGUF import planning: metadata → header, GGUF tensors → canonical tensors, tokenizer.ggml.* →
-// SentencePiece model (see gguf_import.h for the conventions mapped).
+// SentencePiece model or stored tokenizer.json (see gguf_import.h for the conventions mapped).
 #include "convert/gguf_import.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 
+#include <nlohmann/json.hpp>
+
+#include "convert/gguf_bpe_vocab.h"
 #include "convert/input_file.h"
 #include "convert/tokenizer_files.h"
 #include "core/platform.h"
 #include "tokenizer/chat_template.h"
 #include "magnetar/engine.h"
+#include "tokenizer/hf_tokenizer.h"
+#include "tokenizer/tokenizer.h"
 
 namespace magnetar::convert {
 namespace {
@@ -201,9 +206,24 @@ Status plan_gguf(const std::string& path, ConversionPlan* plan) {
     if (factor != 1.0f) return Status::error(path + ": RoPE scaling factors are not supported");
   }
 
-  // Vocabulary first: its size is the embedding's row count.
+  // Vocabulary first: its size is the embedding's row count. SentencePiece ("llama") or
+  // byte-level BPE ("gpt2"), the latter stored as a tokenizer.json.
+  std::string_view tokenizer_model;
+  MAGNETAR_TRY(f.get_string("tokenizer.ggml.model", &tokenizer_model).with_context(path));
+  const bool bpe = tokenizer_model == "gpt2";
   spm::ModelSpec spec;
-  MAGNETAR_TRY(gguf_vocab_to_spec(f, &spec).with_context(path));
+  nlohmann::json bpe_json;
+  tok::HfTokenizer bpe_tokenizer;
+  if (bpe) {
+    int n_tokens = 0;
+    MAGNETAR_TRY(gguf_bpe_vocab_to_tokenizer_json(f, &bpe_json, &n_tokens).with_context(path));
+    spec.pieces.resize(size_t(n_tokens));  // only the count is used on this path
+    spec.bos_id = spec.eos_id = -1;
+    MAGNETAR_TRY(optional_id(f, "tokenizer.ggml.bos_token_id", &spec.bos_id).with_context(path));
+    MAGNETAR_TRY(optional_id(f, "tokenizer.ggml.eos_token_id", &spec.eos_id).with_context(path));
+  } else {
+    MAGNETAR_TRY(gguf_vocab_to_spec(f, &spec).with_context(path));
+  }
   const uint32_t vocab = uint32_t(spec.pieces.size());
 
   format::FileHeader& h = plan->header;
@@ -268,7 +288,12 @@ Status plan_gguf(const std::string& path, ConversionPlan* plan) {
     for (const SourceRange& r : t.parts) plan->bytes_to_read += r.bytes();
 
   // Tokenizer, special ids, chat template.
-  MAGNETAR_TRY(spm::build_sentencepiece_model(spec, &plan->tokenizer).with_context(path));
+  if (bpe) {
+    MAGNETAR_TRY(tok::make_stored_hf_tokenizer(bpe_json, false, &plan->tokenizer, &bpe_tokenizer).with_context(path));
+    h.tokenizer_kind = uint32_t(TokenizerKind::HuggingFace);
+  } else {
+    MAGNETAR_TRY(spm::build_sentencepiece_model(spec, &plan->tokenizer).with_context(path));
+  }
   if (const gguf::Value* t = f.find("tokenizer.chat_template"); t != nullptr && t->type == gguf::ValueType::String)
     plan->chat_template.assign(t->string);
   if (!plan->chat_template.empty())
@@ -296,6 +321,8 @@ Status plan_gguf(const std::string& path, ConversionPlan* plan) {
   // The template's end-of-turn markers (Gemma's <end_of_turn> even when the file has no template).
   std::vector<std::string> markers = end_of_turn_markers(plan->chat_template);
   if (gemma) markers.push_back("<end_of_turn>");
+  for (const std::string& marker : markers)
+    if (bpe) add_eog(bpe_tokenizer.token_to_id(marker));
   for (size_t i = 0; i < spec.pieces.size(); ++i)
     if (std::find(markers.begin(), markers.end(), spec.pieces[i].piece) != markers.end()) add_eog(int(i));
   if (eog.empty()) return Status::error(path + ": no tokenizer.ggml.eos_token_id");

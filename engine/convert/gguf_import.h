@@ -10,8 +10,7 @@
 //   - ne = {cols, rows}: GGUF lists the innermost dimension first.
 //   - Q8_0 / Q4_0 tensors converted to the same type are copied block for block (never
 //     requantised); to other types they are dequantized.
-// Not here: other GGUF tensor types (K-quants, ...), BPE (gpt2) vocabularies, architectures
-// other than llama/gemma/gemma2.
+// Not here: other GGUF tensor types (K-quants, ...), architectures other than llama/gemma/gemma2.
 #pragma once
 #include <string>
 

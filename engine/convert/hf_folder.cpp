@@ -11,6 +11,7 @@
 #include "convert/tokenizer_files.h"
 #include "magnetar/engine.h"
 #include "tokenizer/chat_template.h"
+#include "tokenizer/tokenizer.h"
 
 namespace magnetar::convert {
 
@@ -352,23 +353,36 @@ Status plan_hf_folder(const std::string& folder, ConversionPlan* plan) {
   for (const PlannedTensor& t : plan->tensors)
     for (const SourceRange& r : t.parts) plan->bytes_to_read += r.bytes();
 
-  // Tokenizer, special ids, chat template.
-  const std::string tokenizer_path = join_path(folder, "tokenizer.model");
-  if (!is_regular_file(tokenizer_path))
-    return Status::error(folder + ": no tokenizer.model (Magnetar needs the SentencePiece model)");
-  MAGNETAR_TRY(read_small_file(tokenizer_path, kMaxTokenizerBytes, &plan->tokenizer));
+  // Tokenizer, special ids, chat template: tokenizer.model (SentencePiece) when there is one,
+  // else tokenizer.json.
   TokenizerConfig tok_config;
   MAGNETAR_TRY(read_tokenizer_config(join_path(folder, "tokenizer_config.json"), &tok_config));
   plan->chat_template = tok_config.chat_template;
   if (!plan->chat_template.empty())  // an unusable template fails now, not at the first chat
     MAGNETAR_TRY(check_chat_template(plan->chat_template).with_context(folder + "/tokenizer_config.json"));
   h.chat_template_kind = static_cast<uint32_t>(detect_chat_template(tok_config.chat_template));
-  if (tok_config.add_bos) h.flags |= format::kFlagAddBos;
   // Generation also stops on the template's end-of-turn markers and tokenizer_config's eos_token.
   std::vector<std::string> stop_pieces = end_of_turn_markers(plan->chat_template);
   if (!tok_config.eos_token.empty()) stop_pieces.push_back(tok_config.eos_token);
+  std::string tokenizer_path = join_path(folder, "tokenizer.model");
   VocabInfo vocab_info;
-  MAGNETAR_TRY(inspect_sentencepiece(plan->tokenizer, tokenizer_path, stop_pieces, &vocab_info));
+  if (is_regular_file(tokenizer_path)) {
+    MAGNETAR_TRY(read_small_file(tokenizer_path, kMaxTokenizerBytes, &plan->tokenizer));
+    if (tok_config.add_bos) h.flags |= format::kFlagAddBos;
+    MAGNETAR_TRY(inspect_sentencepiece(plan->tokenizer, tokenizer_path, stop_pieces, &vocab_info));
+  } else if (tokenizer_path = join_path(folder, "tokenizer.json"); is_regular_file(tokenizer_path)) {
+    std::vector<int> prefix_ids;
+    MAGNETAR_TRY(build_hf_tokenizer(tokenizer_path, tok_config, vocab, stop_pieces, &plan->tokenizer,
+                                    &vocab_info, &prefix_ids));
+    h.tokenizer_kind = static_cast<uint32_t>(TokenizerKind::HuggingFace);
+    // The post-processor decides (transformers' fast tokenizers follow it, not add_bos_token).
+    if (!prefix_ids.empty()) {
+      h.flags |= format::kFlagAddBos;
+      if (vocab_info.bos_id < 0) vocab_info.bos_id = prefix_ids[0];
+    }
+  } else {
+    return Status::error(folder + ": no tokenizer.model or tokenizer.json");
+  }
   if (vocab_info.n_pieces > vocab)
     return Status::error(tokenizer_path + ": has " + std::to_string(vocab_info.n_pieces) +
                          " pieces but config.json's vocab_size is " + std::to_string(vocab));

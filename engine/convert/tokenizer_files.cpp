@@ -6,10 +6,62 @@
 #include <nlohmann/json.hpp>
 
 #include "convert/input_file.h"
+#include "tokenizer/hf_tokenizer.h"
 
 namespace magnetar::convert {
 
 using nlohmann::json;
+
+namespace {
+
+constexpr uint64_t kMaxTokenizerJsonBytes = 256ull << 20;
+
+// "bos_token": "<s>" or {"content": "<s>", ...} or null.
+std::string special_token_text(const json& config, const char* key) {
+  auto it = config.find(key);
+  if (it == config.end()) return "";
+  if (it->is_string()) return it->get<std::string>();
+  if (it->is_object() && it->contains("content") && (*it)["content"].is_string())
+    return (*it)["content"].get<std::string>();
+  return "";
+}
+
+}  // namespace
+
+Status build_hf_tokenizer(const std::string& path, const TokenizerConfig& config, int model_vocab,
+                          const std::vector<std::string>& lookups, std::string* stored,
+                          VocabInfo* info, std::vector<int>* prefix_ids) {
+  *info = VocabInfo{};
+  std::string text;
+  MAGNETAR_TRY(read_small_file(path, kMaxTokenizerJsonBytes, &text));
+  json t = json::parse(text, nullptr, false);
+  if (t.is_discarded() || !t.is_object()) return Status::error(path + ": malformed JSON");
+  text.clear();
+  text.shrink_to_fit();
+  if (auto added = t.find("added_tokens"); added != t.end() && added->is_array()) {
+    json kept = json::array();
+    for (json& a : *added)
+      if (!(a.is_object() && a.contains("id") && a["id"].is_number_unsigned() &&
+            a["id"].get<uint64_t>() >= uint64_t(model_vocab)))
+        kept.push_back(std::move(a));
+    *added = std::move(kept);
+  }
+  bool clean_up = false;
+  if (!config.text.empty()) {
+    json c = json::parse(config.text, nullptr, false);
+    if (c.is_object() && c.contains("clean_up_tokenization_spaces") && c["clean_up_tokenization_spaces"].is_boolean())
+      clean_up = c["clean_up_tokenization_spaces"].get<bool>();
+  }
+  tok::HfTokenizer built;
+  MAGNETAR_TRY(tok::make_stored_hf_tokenizer(t, clean_up, stored, &built).with_context(path));
+  info->n_pieces = built.vocab_size();
+  info->bos_id = config.bos_token.empty() ? -1 : built.token_to_id(config.bos_token);
+  info->eos_id = config.eos_token.empty() ? -1 : built.token_to_id(config.eos_token);
+  for (const std::string& piece : lookups)
+    if (int id = built.token_to_id(piece); id >= 0) info->found[piece] = id;
+  *prefix_ids = built.prefix_ids();
+  return Status::ok();
+}
 
 Status inspect_sentencepiece(const std::string& model_bytes, const std::string& origin,
                              const std::vector<std::string>& lookups, VocabInfo* out) {
@@ -36,16 +88,14 @@ Status read_tokenizer_config(const std::string& path, TokenizerConfig* out) {
   MAGNETAR_TRY(read_small_file(path, 64ull << 20, &text));
   json j = json::parse(text, nullptr, false);
   if (j.is_discarded() || !j.is_object()) return Status::error(path + ": malformed JSON");
+  out->text = std::move(text);
+  out->bos_token = special_token_text(j, "bos_token");
+  out->eos_token = special_token_text(j, "eos_token");
   if (j.contains("add_bos_token")) {
+    out->add_bos_given = j["add_bos_token"].is_boolean();
     if (j["add_bos_token"].is_boolean()) out->add_bos = j["add_bos_token"].get<bool>();
     else if (!j["add_bos_token"].is_null())
       return Status::error(path + ": add_bos_token must be true or false");
-  }
-  if (j.contains("eos_token")) {
-    const json& e = j["eos_token"];
-    if (e.is_string()) out->eos_token = e.get<std::string>();
-    else if (e.is_object() && e.contains("content") && e["content"].is_string())
-      out->eos_token = e["content"].get<std::string>();
   }
   if (j.contains("chat_template")) {
     const json& t = j["chat_template"];

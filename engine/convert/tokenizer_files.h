@@ -1,5 +1,6 @@
 // Tokenizer inputs of a conversion: checking a SentencePiece model and looking ids up in it,
-// reading tokenizer_config.json (add_bos_token, chat_template), detecting the template kind.
+// turning a tokenizer.json into the stored form, reading tokenizer_config.json (add_bos_token,
+// chat_template, special-token strings), detecting the template kind.
 #pragma once
 #include <map>
 #include <string>
@@ -23,11 +24,23 @@ Status inspect_sentencepiece(const std::string& model_bytes, const std::string& 
 
 struct TokenizerConfig {
   bool add_bos = true;
+  bool add_bos_given = false;  // the file says add_bos_token
   std::string chat_template;
-  std::string eos_token;  // "eos_token" as a string or {"content": ...}; empty when absent
+  std::string bos_token, eos_token;  // "bos_token"/"eos_token" (a string or {"content": ...})
+  std::string text;                  // the whole file ("" when there is none)
 };
 // Missing file: defaults (add_bos, no template). Malformed JSON: an error naming the file.
 Status read_tokenizer_config(const std::string& path, TokenizerConfig* out);
+
+// tokenizer.json (+ tokenizer_config.json's clean-up flag) → the stored tokenizer section.
+// Added tokens whose ids the model has no logits for (`model_vocab`, e.g. Gemma 3's
+// <image_soft_token> = 262144) are dropped, so encoding can never produce them. The pipeline is
+// built once here: an unsupported component fails the conversion. `info` as for SentencePiece,
+// bos/eos from the config's bos_token/eos_token strings; `prefix_ids`: what the post-processor
+// puts before a text (the BOS decision).
+Status build_hf_tokenizer(const std::string& tokenizer_json_path, const TokenizerConfig& config,
+                          int model_vocab, const std::vector<std::string>& lookups, std::string* stored,
+                          VocabInfo* info, std::vector<int>* prefix_ids);
 
 // The template's family, for display (every template renders from its Jinja text).
 ChatTemplate detect_chat_template(const std::string& template_text);

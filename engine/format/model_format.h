@@ -15,7 +15,9 @@
 namespace magnetar::format {
 
 inline constexpr char kMagic[8] = {'M', 'A', 'G', 'N', 'E', 'T', 'A', 'R'};
-inline constexpr uint32_t kVersion = 1;
+// 2: FileHeader::tokenizer_kind. Version-1 files (always SentencePiece) still load.
+inline constexpr uint32_t kVersion = 2;
+inline constexpr uint32_t kOldestReadableVersion = 1;
 inline constexpr uint64_t kAlignment = 64;
 inline constexpr int kMaxEogIds = 8;
 inline constexpr int kMaxTensorName = 64;
@@ -61,16 +63,20 @@ struct FileHeader {
   uint32_t reserved0;
   uint32_t reserved1;  // keeps the 64-bit fields 8-byte aligned with no implicit padding
   uint64_t tensor_table_offset;
-  uint64_t tokenizer_offset;   // SentencePiece ModelProto bytes
+  uint64_t tokenizer_offset;   // tokenizer bytes, of the kind tokenizer_kind says
   uint64_t tokenizer_bytes;
   uint64_t template_offset;    // chat_template text from tokenizer_config.json (informational)
   uint64_t template_bytes;
   uint64_t data_offset;        // first tensor byte; 64-byte aligned
   uint64_t file_bytes;         // total size; a shorter file is truncated
-  uint8_t reserved[512 - 200];
+  // Version 2. magnetar::TokenizerKind: 0 = SentencePiece ModelProto, 1 = a stored
+  // tokenizer.json (tokenizer/hf_tokenizer.h). Version-1 files read it as 0.
+  uint32_t tokenizer_kind;
+  uint8_t reserved[512 - 204];
 };
 static_assert(sizeof(FileHeader) == 512, "FileHeader must stay 512 bytes");
 static_assert(offsetof(FileHeader, tensor_table_offset) == 144, "FileHeader layout changed");
+static_assert(offsetof(FileHeader, tokenizer_kind) == 200, "FileHeader layout changed");
 
 struct TensorEntry {
   char name[kMaxTensorName];  // NUL-terminated

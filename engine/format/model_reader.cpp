@@ -25,9 +25,10 @@ std::string tensor_name(const TensorEntry& e) {
 Status check_header(const FileHeader& h, uint64_t file_size) {
   if (std::memcmp(h.magic, kMagic, sizeof(kMagic)) != 0)
     return Status::error("not a Magnetar model file (bad magic)");
-  if (h.version != kVersion)
+  if (h.version < kOldestReadableVersion || h.version > kVersion)
     return Status::error("unsupported format version " + std::to_string(h.version) +
-                         " (this build reads version " + std::to_string(kVersion) + ")");
+                         " (this build reads versions " + std::to_string(kOldestReadableVersion) +
+                         " to " + std::to_string(kVersion) + ")");
   if (h.header_bytes != sizeof(FileHeader))
     return Status::error("header size " + std::to_string(h.header_bytes) + " is not " +
                          std::to_string(sizeof(FileHeader)));
@@ -126,6 +127,9 @@ Status parse_model_header(const uint8_t* prefix, uint64_t prefix_size, uint64_t 
   FileHeader h;
   std::memcpy(&h, prefix, sizeof(h));
   MAGNETAR_TRY(check_header(h, file_size));
+  if (h.version < 2) h.tokenizer_kind = 0;  // version 1 had reserved bytes there: SentencePiece
+  if (h.tokenizer_kind > 1)
+    return Status::error("unknown tokenizer kind " + std::to_string(h.tokenizer_kind));
   const uint64_t table_end = h.tensor_table_offset + uint64_t(h.n_tensors) * sizeof(TensorEntry);
   if (prefix_size < table_end) return Status::error("tensor table is not in the bytes given");
   out->header = h;

@@ -25,7 +25,7 @@ struct TensorView {
 struct ModelFileView {
   FileHeader header{};
   std::vector<TensorView> tensors;
-  std::string_view tokenizer;      // SentencePiece ModelProto bytes
+  std::string_view tokenizer;      // header.tokenizer_kind says which kind
   std::string_view chat_template;  // informational
   const TensorView* find(std::string_view name) const;
 };

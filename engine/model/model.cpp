@@ -195,7 +195,7 @@ Status Model::load(const std::string& path, const LoadOptions& options,
   DecodeLayouts layouts;
   if (uint8_t* writable = m->file.writable_data(); writable && options.decode_layouts)
     layouts = lay_out_for_decode(writable, m->file.data(), c, &m->weights);
-  MAGNETAR_TRY(m->tokenizer.load(m->view.tokenizer).with_context(path));
+  MAGNETAR_TRY(m->tokenizer.load(static_cast<TokenizerKind>(h.tokenizer_kind), m->view.tokenizer).with_context(path));
   if (m->tokenizer.vocab_size() > c.vocab_size)
     return Status::error(path + ": the tokenizer has " + std::to_string(m->tokenizer.vocab_size()) +
                          " pieces but the model only " + std::to_string(c.vocab_size) + " logits");
@@ -279,8 +279,10 @@ void Model::set_threads(int n) {
   impl_->requested_threads = n;
 }
 
-Status Model::tokenize(std::string_view text, bool add_bos, std::vector<int>* out) const {
-  MAGNETAR_TRY(impl_->tokenizer.encode(text, out));
+Status Model::tokenize(std::string_view text, bool add_bos, std::vector<int>* out,
+                       bool parse_special) const {
+  MAGNETAR_TRY(parse_special ? impl_->tokenizer.encode_with_special(text, out)
+                             : impl_->tokenizer.encode(text, out));
   if (add_bos && impl_->info.bos_id >= 0) out->insert(out->begin(), impl_->info.bos_id);
   return Status::ok();
 }
@@ -311,7 +313,7 @@ Status Model::apply_chat_template(const std::vector<ChatMessage>& messages,
   jinja::RenderResult rendered;
   MAGNETAR_TRY(impl_->prompt_template->render(messages, add_generation_prompt,
                                               impl_->template_special_tokens(), &rendered));
-  return impl_->tokenizer.encode_with_special(rendered.text, rendered.content_ranges, out);
+  return impl_->tokenizer.encode_chat_prompt(rendered.text, content_ranges(rendered), out);
 }
 
 bool Model::is_end_of_generation(int token) const {

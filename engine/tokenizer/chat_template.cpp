@@ -119,6 +119,13 @@ Status read_template_config(const std::string& json_text, std::string* source, j
   return Status::ok();
 }
 
+ContentRanges content_ranges(const jinja::RenderResult& rendered) {
+  ContentRanges ranges;
+  ranges.reserve(rendered.content_ranges.size());
+  for (const jinja::ByteRange& r : rendered.content_ranges) ranges.emplace_back(r.begin, r.end);
+  return ranges;
+}
+
 Status check_chat_template(const std::string& source) {
   std::unique_ptr<PromptTemplate> t;
   MAGNETAR_TRY(PromptTemplate::create(source, "check", &t));

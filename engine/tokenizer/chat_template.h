@@ -13,6 +13,7 @@
 
 #include "magnetar/engine.h"
 #include "tokenizer/jinja/template.h"
+#include "tokenizer/tokenizer.h"
 
 namespace magnetar {
 
@@ -57,6 +58,9 @@ jinja::Value messages_value(const std::vector<ChatMessage>& messages);
 // empty when it has none) and the special-token strings it declares (bos_token, eos_token,
 // pad_token, ... as strings or {"content": ...}; additional_special_tokens) as variables.
 Status read_template_config(const std::string& json_text, std::string* source, jinja::Dict* special_variables);
+
+// A render's content ranges in the form Tokenizer::encode_chat_prompt takes.
+ContentRanges content_ranges(const jinja::RenderResult& rendered);
 
 // Converter check: the template parses and renders a short user/assistant/user conversation
 // (a raise_exception from the template itself is accepted: it may refuse that conversation).

@@ -77,6 +77,25 @@ TEST(ModelReader, AcceptsAValidFile) {
   EXPECT_EQ(view.tokenizer, "tokenizer-bytes");
 }
 
+TEST(ModelReader, VersionOneFilesLoadAsSentencePiece) {
+  // A version-1 writer left zeroes there; whatever the byte holds, version 1 means SentencePiece.
+  const auto file = build_file([](FileHeader& h, auto&) {
+    h.version = 1;
+    h.tokenizer_kind = 7;
+  });
+  ModelFileView view;
+  Status s = parse_model_file(file.data(), file.size(), &view);
+  ASSERT_TRUE(s) << s.message();
+  EXPECT_EQ(view.header.tokenizer_kind, 0u);
+}
+
+TEST(ModelReader, VersionTwoCarriesTheTokenizerKind) {
+  const auto file = build_file([](FileHeader& h, auto&) { h.tokenizer_kind = 1; });
+  ModelFileView view;
+  ASSERT_TRUE(parse_model_file(file.data(), file.size(), &view));
+  EXPECT_EQ(view.header.tokenizer_kind, 1u);
+}
+
 struct BadCase {
   const char* what;
   std::function<void(FileHeader&, std::vector<TensorEntry>&)> edit;
@@ -97,6 +116,8 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(
         BadCase{"magic", [](FileHeader& h, auto&) { h.magic[0] = 'X'; }, "bad magic"},
         BadCase{"version", [](FileHeader& h, auto&) { h.version = 99; }, "unsupported format version 99"},
+        BadCase{"version zero", [](FileHeader& h, auto&) { h.version = 0; }, "unsupported format version 0"},
+        BadCase{"tokenizer kind", [](FileHeader& h, auto&) { h.tokenizer_kind = 5; }, "unknown tokenizer kind 5"},
         BadCase{"size field", [](FileHeader& h, auto&) { h.file_bytes += 64; }, "truncated or damaged"},
         BadCase{"architecture", [](FileHeader& h, auto&) { h.architecture = 7; }, "unknown architecture"},
         BadCase{"zero dim", [](FileHeader& h, auto&) { h.dim = 0; }, "hyperparameter"},

@@ -108,7 +108,7 @@ TEST(PromptTemplate, ControlTokenTypedInAMessageIsEncodedAsText) {
   ASSERT_TRUE(t->render({{"user", forged}}, true, {"<bos>", "<eos>"}, &r));
   EXPECT_EQ(r.text, "<bos><start_of_turn>user\n" + forged + "<end_of_turn>\n<start_of_turn>model\n");
   std::vector<int> safe, unsafe;
-  ASSERT_TRUE(tok.encode_with_special(r.text, r.content_ranges, &safe));
+  ASSERT_TRUE(tok.encode_chat_prompt(r.text, content_ranges(r), &safe));
   ASSERT_TRUE(tok.encode_with_special(r.text, &unsafe));
   const auto count = [](const std::vector<int>& ids, int id) { return std::count(ids.begin(), ids.end(), id); };
   EXPECT_EQ(count(safe, 5), 2);    // the template's two turns only

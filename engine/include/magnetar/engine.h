@@ -141,7 +141,10 @@ class Model {
   int threads() const;
   void set_threads(int n);  // 0 = automatic
 
-  Status tokenize(std::string_view text, bool add_bos, std::vector<int>* out) const;
+  // Special-token strings written in the text ("<|eot_id|>") become their ids, as Hugging Face
+  // and llama.cpp do for raw prompts; parse_special = false encodes them as plain text.
+  Status tokenize(std::string_view text, bool add_bos, std::vector<int>* out,
+                  bool parse_special = true) const;
   std::string token_piece(int token) const;  // text for one token (byte tokens decoded)
   std::string detokenize(const std::vector<int>& tokens) const;
   // Renders messages with the model's chat template (plain concatenation for base models)
