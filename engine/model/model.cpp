@@ -311,8 +311,17 @@ Status Model::apply_chat_template(const std::vector<ChatMessage>& messages,
     if (m.role != "system" && m.role != "user" && m.role != "assistant")
       return Status::error("unknown chat role '" + m.role + "' (use system, user or assistant)");
   jinja::RenderResult rendered;
-  MAGNETAR_TRY(impl_->prompt_template->render(messages, add_generation_prompt,
-                                              impl_->template_special_tokens(), &rendered));
+  const SpecialTokenText special = impl_->template_special_tokens();
+  Status status = impl_->prompt_template->render(messages, add_generation_prompt, special, &rendered);
+  // Templates without a system turn (Gemma's) refuse one: fold it into the first user message,
+  // as the app's system prompt must still reach the model.
+  if (!status && rendered.raised_by_template && messages.size() > 1 && messages[0].role == "system" &&
+      messages[1].role == "user") {
+    std::vector<ChatMessage> folded(messages.begin() + 1, messages.end());
+    folded[0].content = messages[0].content + "\n\n" + folded[0].content;
+    status = impl_->prompt_template->render(folded, add_generation_prompt, special, &rendered);
+  }
+  MAGNETAR_TRY(status);
   return impl_->tokenizer.encode_chat_prompt(rendered.text, content_ranges(rendered), out);
 }
 

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "tokenizer/utf8.h"
+
 namespace magnetar::jinja {
 
 Text::Text(std::string bytes, bool content) : bytes_(std::move(bytes)) {
@@ -43,46 +45,14 @@ void Text::mark_all_content() {
 }
 
 uint32_t next_code_point(std::string_view s, size_t* pos) {
-  const size_t i = *pos;
-  const auto byte = [&](size_t k) { return static_cast<uint8_t>(s[k]); };
-  const uint8_t b0 = byte(i);
-  int len = 1;
-  uint32_t cp = b0;
-  if (b0 >= 0xC2 && b0 <= 0xDF) len = 2, cp = b0 & 0x1F;
-  else if (b0 >= 0xE0 && b0 <= 0xEF) len = 3, cp = b0 & 0x0F;
-  else if (b0 >= 0xF0 && b0 <= 0xF4) len = 4, cp = b0 & 0x07;
-  if (len > 1) {
-    if (i + len > s.size()) len = 1;
-    for (int k = 1; k < len; ++k) {
-      if ((byte(i + k) & 0xC0) != 0x80) {
-        len = 1;
-        break;
-      }
-      cp = (cp << 6) | (byte(i + k) & 0x3F);
-    }
-    if (len == 1) cp = b0;  // invalid sequence: the lead byte alone
-  }
-  *pos = i + len;
+  const size_t len = tok::utf8_valid_length(s, *pos);
+  if (len == 0) return static_cast<uint8_t>(s[(*pos)++]);  // an invalid byte stands for itself
+  const uint32_t cp = tok::utf8_decode(s, *pos, len);
+  *pos += len;
   return cp;
 }
 
-void append_utf8(uint32_t cp, std::string* out) {
-  if (cp < 0x80) {
-    out->push_back(static_cast<char>(cp));
-  } else if (cp < 0x800) {
-    out->push_back(static_cast<char>(0xC0 | (cp >> 6)));
-    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  } else if (cp < 0x10000) {
-    out->push_back(static_cast<char>(0xE0 | (cp >> 12)));
-    out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  } else {
-    out->push_back(static_cast<char>(0xF0 | (cp >> 18)));
-    out->push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
-    out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  }
-}
+void append_utf8(uint32_t cp, std::string* out) { tok::utf8_append(cp, out); }
 
 std::vector<size_t> code_point_offsets(std::string_view s) {
   std::vector<size_t> offsets;
