@@ -97,13 +97,17 @@ int info_command(const std::vector<std::string>& argv) {
   if (c.sliding_window > 0)
     std::printf("sliding window  %d tokens on layers l %% %d == 0\n", c.sliding_window, c.sliding_period);
   std::printf("tied embeddings %s\n", c.tied_embeddings ? "yes" : "no");
-  std::printf("chat template   %s\n", chat_template_name(i.chat_template));
+  std::printf("chat template   %s", i.chat_template_origin.c_str());
+  if (i.chat_template != ChatTemplate::None) std::printf(" (%s)", chat_template_name(i.chat_template));
+  std::printf("\n");
+  if (!i.chat_template_error.empty()) std::printf("                unusable: %s\n", i.chat_template_error.c_str());
   std::printf("BOS             %d \"%s\" (%s)\n", i.bos_id, vocabulary_piece(*model, i.bos_id).c_str(),
               i.add_bos ? "added to prompts" : "not added");
   std::printf("end of turn     ");
   for (int id : i.eog_ids) std::printf("%d \"%s\"  ", id, vocabulary_piece(*model, id).c_str());
   std::printf("\ntokenizer       %s, %d pieces, %s\n", c.tokenizer_kind.c_str(), c.tokenizer_pieces,
               mib(c.tokenizer_bytes).c_str());
+  std::printf("\nchat template source (%s):\n%s\n", i.chat_template_origin.c_str(), i.chat_template_source.c_str());
   if (args.has("--tensors")) {
     std::printf("\n%-32s %-6s %-16s %12s\n", "tensor", "type", "shape", "bytes");
     for (const auto& t : c.tensors) {

@@ -342,11 +342,17 @@ void DrawDashboard(UiState& ui) {
     row("Per token", format_bytes(app.model.info.weight_bytes_per_token) + " read");
     row("KV cache", format_bytes(app.model.info.kv_cache_bytes) + " · " + kv_type_name(app.model.info.kv_type));
     row("Layers · width", std::to_string(app.model.info.n_layers) + " · " + std::to_string(app.model.info.dim));
-    row("Chat template", chat_template_words(app.model.info.chat_template));
+    row("Chat template", app.model.chat_template);
     char load[32];
     std::snprintf(load, sizeof load, "%.2f s", app.model.info.load_seconds);
     row("Loaded in", load);
     ImGui::EndTable();
+  }
+  if (ImGui::TreeNode("Template source")) {
+    ImGui::PushTextWrapPos(0.0f);
+    ImGui::TextUnformatted(app.model.chat_template_source.c_str());
+    ImGui::PopTextWrapPos();
+    ImGui::TreePop();
   }
 }
 

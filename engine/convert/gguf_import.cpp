@@ -2,6 +2,7 @@
 // SentencePiece model or stored tokenizer.json (see gguf_import.h for the conventions mapped).
 #include "convert/gguf_import.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -11,6 +12,7 @@
 #include "convert/input_file.h"
 #include "convert/tokenizer_files.h"
 #include "core/platform.h"
+#include "tokenizer/chat_template.h"
 #include "magnetar/engine.h"
 #include "tokenizer/hf_tokenizer.h"
 #include "tokenizer/tokenizer.h"
@@ -300,8 +302,9 @@ Status plan_gguf(const std::string& path, ConversionPlan* plan) {
   }
   if (const gguf::Value* t = f.find("tokenizer.chat_template"); t != nullptr && t->type == gguf::ValueType::String)
     plan->chat_template.assign(t->string);
-  const ChatTemplate template_kind = detect_chat_template(plan->chat_template);
-  h.chat_template_kind = uint32_t(template_kind);
+  if (!plan->chat_template.empty())
+    MAGNETAR_TRY(check_chat_template(plan->chat_template).with_context(path + ": tokenizer.chat_template"));
+  h.chat_template_kind = uint32_t(detect_chat_template(plan->chat_template));
   bool add_bos = true;
   if (f.find("tokenizer.ggml.add_bos_token") != nullptr)
     MAGNETAR_TRY(f.get_bool("tokenizer.ggml.add_bos_token", &add_bos).with_context(path));
@@ -321,11 +324,13 @@ Status plan_gguf(const std::string& path, ConversionPlan* plan) {
   MAGNETAR_TRY(optional_id(f, "tokenizer.ggml.eom_token_id", &eom).with_context(path));
   add_eog(eot < int(vocab) ? eot : -1);
   add_eog(eom < int(vocab) ? eom : -1);
-  if (template_kind == ChatTemplate::Gemma || gemma) {
-    if (bpe) add_eog(bpe_tokenizer.token_to_id("<end_of_turn>"));
-    for (size_t i = 0; i < spec.pieces.size(); ++i)
-      if (spec.pieces[i].piece == "<end_of_turn>") add_eog(int(i));
-  }
+  // The template's end-of-turn markers (Gemma's <end_of_turn> even when the file has no template).
+  std::vector<std::string> markers = end_of_turn_markers(plan->chat_template);
+  if (gemma) markers.push_back("<end_of_turn>");
+  for (const std::string& marker : markers)
+    if (bpe) add_eog(bpe_tokenizer.token_to_id(marker));
+  for (size_t i = 0; i < spec.pieces.size(); ++i)
+    if (std::find(markers.begin(), markers.end(), spec.pieces[i].piece) != markers.end()) add_eog(int(i));
   if (eog.empty()) return Status::error(path + ": no tokenizer.ggml.eos_token_id");
   if (eog.size() > size_t(format::kMaxEogIds))
     return Status::error(path + ": too many end-of-generation ids");

@@ -1,6 +1,7 @@
 // Planning the conversion of a Hugging Face folder: config.json → header, safetensors tensors →
 // canonical tensors (q/k/v fused into wqkv, gate/up into w_gate_up, Gemma norms as 1 + w),
 // tokenizer.model + tokenizer_config.json + generation_config.json → tokenizer, ids, template.
+#include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -10,6 +11,7 @@
 #include "convert/plan.h"
 #include "convert/tokenizer_files.h"
 #include "magnetar/engine.h"
+#include "tokenizer/chat_template.h"
 #include "tokenizer/tokenizer.h"
 
 namespace magnetar::convert {
@@ -395,17 +397,21 @@ Status plan_hf_folder(const std::string& folder, ConversionPlan* plan) {
   TokenizerConfig tok_config;
   MAGNETAR_TRY(read_tokenizer_config(join_path(folder, "tokenizer_config.json"), &tok_config));
   plan->chat_template = tok_config.chat_template;
-  const ChatTemplate template_kind = detect_chat_template(tok_config.chat_template);
-  h.chat_template_kind = static_cast<uint32_t>(template_kind);
+  if (!plan->chat_template.empty())  // an unusable template fails now, not at the first chat
+    MAGNETAR_TRY(check_chat_template(plan->chat_template).with_context(folder + "/tokenizer_config.json"));
+  h.chat_template_kind = static_cast<uint32_t>(detect_chat_template(tok_config.chat_template));
+  // Generation also stops on the template's end-of-turn markers and tokenizer_config's eos_token.
+  std::vector<std::string> stop_pieces = end_of_turn_markers(plan->chat_template);
+  if (!tok_config.eos_token.empty()) stop_pieces.push_back(tok_config.eos_token);
   std::string tokenizer_path = join_path(folder, "tokenizer.model");
   VocabInfo vocab_info;
   if (is_regular_file(tokenizer_path)) {
     MAGNETAR_TRY(read_small_file(tokenizer_path, kMaxTokenizerBytes, &plan->tokenizer));
     if (tok_config.add_bos) h.flags |= format::kFlagAddBos;
-    MAGNETAR_TRY(inspect_sentencepiece(plan->tokenizer, tokenizer_path, {"<end_of_turn>"}, &vocab_info));
+    MAGNETAR_TRY(inspect_sentencepiece(plan->tokenizer, tokenizer_path, stop_pieces, &vocab_info));
   } else if (tokenizer_path = join_path(folder, "tokenizer.json"); is_regular_file(tokenizer_path)) {
     std::vector<int> prefix_ids;
-    MAGNETAR_TRY(build_hf_tokenizer(tokenizer_path, tok_config, vocab, {"<end_of_turn>"}, &plan->tokenizer,
+    MAGNETAR_TRY(build_hf_tokenizer(tokenizer_path, tok_config, vocab, stop_pieces, &plan->tokenizer,
                                     &vocab_info, &prefix_ids));
     h.tokenizer_kind = static_cast<uint32_t>(TokenizerKind::HuggingFace);
     // The post-processor decides (transformers' fast tokenizers follow it, not add_bos_token).
@@ -430,14 +436,10 @@ Status plan_hf_folder(const std::string& folder, ConversionPlan* plan) {
   MAGNETAR_TRY(collect_ids(generation, "eos_token_id", generation_path, &eog));
   if (bos_ids.empty() && vocab_info.bos_id >= 0) bos_ids.push_back(vocab_info.bos_id);
   if (eog.empty() && vocab_info.eos_id >= 0) eog.push_back(vocab_info.eos_id);
-  if (template_kind == ChatTemplate::Gemma) {
-    auto it = vocab_info.found.find("<end_of_turn>");
-    if (it == vocab_info.found.end())
-      return Status::error(tokenizer_path + ": the Gemma chat template needs <end_of_turn>, which "
-                           "is not in the vocabulary");
-    bool present = false;
-    for (int id : eog) present |= id == it->second;
-    if (!present) eog.push_back(it->second);
+  for (const std::string& piece : stop_pieces) {
+    auto it = vocab_info.found.find(piece);
+    if (it != vocab_info.found.end() && std::find(eog.begin(), eog.end(), it->second) == eog.end())
+      eog.push_back(it->second);
   }
   if (bos_ids.empty()) return Status::error(folder + ": no bos_token_id in config.json and none in "
                                             "the tokenizer");

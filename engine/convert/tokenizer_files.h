@@ -44,6 +44,7 @@ Status build_hf_tokenizer(const std::string& tokenizer_json_path, const Tokenize
                           int model_vocab, const std::vector<std::string>& lookups, std::string* stored,
                           VocabInfo* info, std::vector<int>* prefix_ids);
 
+// The template's family, for display (every template renders from its Jinja text).
 ChatTemplate detect_chat_template(const std::string& template_text);
 
 }  // namespace magnetar::convert

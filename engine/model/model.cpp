@@ -6,7 +6,6 @@
 #include "kernels/kernels.h"
 #include "model/model_impl.h"
 #include "ops/quant_ops.h"
-#include "tokenizer/chat_template.h"
 
 namespace magnetar {
 
@@ -272,6 +271,16 @@ Status Model::load(const std::string& path, const LoadOptions& options,
   info.kv_type = options.kv_type;
   info.kv_cache_bytes = kv_cache_bytes(c, context, options.kv_type);
   info.chat_template = static_cast<ChatTemplate>(h.chat_template_kind);
+  m->template_status = PromptTemplate::create(std::string(m->view.chat_template), "model file",
+                                              &m->prompt_template);
+  if (m->prompt_template) {
+    info.chat_template_source = m->prompt_template->source();
+    info.chat_template_origin = m->prompt_template->origin();
+  } else {
+    info.chat_template_source = std::string(m->view.chat_template);
+    info.chat_template_origin = "model file";
+    info.chat_template_error = m->template_status.message();
+  }
   info.bos_id = h.bos_id;
   info.eog_ids = m->eog_ids;
   info.add_bos = (h.flags & format::kFlagAddBos) != 0;
@@ -314,23 +323,36 @@ std::string Model::detokenize(const std::vector<int>& tokens) const {
   return impl_->tokenizer.decode(tokens);
 }
 
+SpecialTokenText Model::Impl::template_special_tokens() const {
+  // Control tokens have no text of their own: use their piece strings so that
+  // encode_with_special turns them back into ids. A model's own template decides about BOS
+  // itself, as in transformers.
+  auto piece_string = [&](int id) -> std::string { return id >= 0 ? tokenizer.piece_string(id) : std::string(); };
+  SpecialTokenText special;
+  if (!prompt_template || !prompt_template->is_builtin() || info.add_bos) special.bos = piece_string(info.bos_id);
+  special.eos = piece_string(info.eog_ids.empty() ? -1 : info.eog_ids[0]);
+  return special;
+}
+
 Status Model::apply_chat_template(const std::vector<ChatMessage>& messages,
                                   bool add_generation_prompt, std::vector<int>* out) const {
-  const ModelInfo& info = impl_->info;
-  SpecialTokenText special;
-  // Control tokens have no text of their own: use their piece strings so that
-  // encode_with_special turns them back into ids.
-  auto piece_string = [&](int id) -> std::string {
-    return id >= 0 ? impl_->tokenizer.piece_string(id) : std::string();
-  };
-  special.bos = piece_string(info.bos_id);
-  special.eos = piece_string(info.eog_ids.empty() ? -1 : info.eog_ids[0]);
+  if (!impl_->prompt_template) return impl_->template_status;
   for (const auto& m : messages)
     if (m.role != "system" && m.role != "user" && m.role != "assistant")
       return Status::error("unknown chat role '" + m.role + "' (use system, user or assistant)");
-  std::string text = render_chat(info.chat_template, messages, add_generation_prompt, special,
-                                 info.add_bos);
-  return impl_->tokenizer.encode_with_special(text, out);
+  jinja::RenderResult rendered;
+  const SpecialTokenText special = impl_->template_special_tokens();
+  Status status = impl_->prompt_template->render(messages, add_generation_prompt, special, &rendered);
+  // Templates without a system turn (Gemma's) refuse one: fold it into the first user message,
+  // as the app's system prompt must still reach the model.
+  if (!status && rendered.raised_by_template && messages.size() > 1 && messages[0].role == "system" &&
+      messages[1].role == "user") {
+    std::vector<ChatMessage> folded(messages.begin() + 1, messages.end());
+    folded[0].content = messages[0].content + "\n\n" + folded[0].content;
+    status = impl_->prompt_template->render(folded, add_generation_prompt, special, &rendered);
+  }
+  MAGNETAR_TRY(status);
+  return impl_->tokenizer.encode_chat_prompt(rendered.text, content_ranges(rendered), out);
 }
 
 bool Model::is_end_of_generation(int token) const {

@@ -9,6 +9,7 @@
 #include "format/model_reader.h"
 #include "magnetar/engine.h"
 #include "ops/ops.h"
+#include "tokenizer/chat_template.h"
 #include "tokenizer/tokenizer.h"
 
 namespace magnetar {
@@ -58,6 +59,12 @@ struct Model::Impl {
   int requested_threads = 0;
   std::vector<float> rope_cos, rope_sin;  // [context_length, head_dim / 2]
   std::vector<int> eog_ids;
+  std::unique_ptr<PromptTemplate> prompt_template;  // null when the stored one does not parse
+  Status template_status = Status::ok();            // why it did not
+
+  // bos_token / eos_token for the template: the pieces of the BOS and first end-of-generation
+  // ids (the plain built-in writes BOS only when the model adds one).
+  SpecialTokenText template_special_tokens() const;
 };
 
 // The engine's access to a Model's internals (Model::Impl is opaque to frontends).

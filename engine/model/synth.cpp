@@ -93,6 +93,19 @@ SpecialIds special_ids(const Spec& spec) {
 
 // ---- Header and tensor table ----------------------------------------------------------------
 
+// What the published instruction-tuned models ship in tokenizer_config.json (Gemma's is
+// google/gemma-*-it's); base models ship none.
+std::string chat_template_text(ChatTemplate kind) {
+  if (kind != ChatTemplate::Gemma) return "";
+  return "{{ bos_token }}{% if messages[0]['role'] == 'system' %}{{ raise_exception('System role not "
+         "supported') }}{% endif %}{% for message in messages %}{% if (message['role'] == 'user') != "
+         "(loop.index0 % 2 == 0) %}{{ raise_exception('Conversation roles must alternate "
+         "user/assistant/user/assistant/...') }}{% endif %}{% if (message['role'] == 'assistant') %}{% "
+         "set role = 'model' %}{% else %}{% set role = message['role'] %}{% endif %}{{ '<start_of_turn>' "
+         "+ role + '\\n' + message['content'] | trim + '<end_of_turn>\\n' }}{% endfor %}{% if "
+         "add_generation_prompt %}{{'<start_of_turn>model\\n'}}{% endif %}";
+}
+
 format::FileHeader make_header(const Spec& spec) {
   format::FileHeader h{};
   h.architecture = static_cast<uint32_t>(spec.arch);
@@ -255,7 +268,8 @@ Status write_model(const Spec& spec, const Options& options, const std::string& 
   std::string vocabulary;
   MAGNETAR_TRY(vocabulary_proto(spec, &vocabulary).with_context("synthetic vocabulary"));
   std::unique_ptr<format::ModelWriter> writer;
-  MAGNETAR_TRY(format::ModelWriter::create(path, make_header(spec), decls, vocabulary, "", &writer));
+  MAGNETAR_TRY(format::ModelWriter::create(path, make_header(spec), decls, vocabulary,
+                                           chat_template_text(spec.chat_template), &writer));
   uint64_t total = 0, done = 0;
   for (const auto& d : decls) total += format::tensor_bytes(d.dtype, d.rows, d.cols);
 

@@ -4,12 +4,61 @@
 #include <sentencepiece_processor.h>
 
 #include <algorithm>
+#include <cstdio>
 
 #include "tokenizer/hf_tokenizer.h"
 
 namespace magnetar {
 
 namespace {
+
+// Ids of the USER_DEFINED pieces of a serialized ModelProto (the library does not expose piece
+// types other than control/unknown/unused/byte). Reads ModelProto.pieces (field 1) and each
+// SentencePiece's type (field 3, USER_DEFINED = 4); anything malformed ends the scan.
+std::vector<int> user_defined_ids(std::string_view proto) {
+  std::vector<int> ids;
+  size_t pos = 0;
+  const auto varint = [](std::string_view b, size_t* p, uint64_t* v) {
+    *v = 0;
+    for (int shift = 0; shift < 64 && *p < b.size(); shift += 7) {
+      const auto c = static_cast<uint8_t>(b[(*p)++]);
+      *v |= uint64_t(c & 0x7F) << shift;
+      if (c < 0x80) return true;
+    }
+    return false;
+  };
+  const auto skip = [&](std::string_view b, size_t* p, uint64_t wire) {
+    uint64_t v = 0;
+    if (wire == 0) return varint(b, p, &v);
+    if (wire == 1) return (*p += 8) <= b.size();
+    if (wire == 5) return (*p += 4) <= b.size();
+    if (wire == 2) return varint(b, p, &v) && v <= b.size() - *p && ((*p += v), true);
+    return false;
+  };
+  int index = 0;
+  while (pos < proto.size()) {
+    uint64_t key = 0, len = 0;
+    if (!varint(proto, &pos, &key)) break;
+    if ((key >> 3) != 1 || (key & 7) != 2) {
+      if (!skip(proto, &pos, key & 7)) break;
+      continue;
+    }
+    if (!varint(proto, &pos, &len) || len > proto.size() - pos) break;
+    const std::string_view piece = proto.substr(pos, len);
+    pos += len;
+    for (size_t p = 0; p < piece.size();) {
+      uint64_t k = 0, v = 0;
+      if (!varint(piece, &p, &k)) break;
+      if ((k >> 3) == 3 && (k & 7) == 0) {
+        if (varint(piece, &p, &v) && v == 4) ids.push_back(index);
+        break;
+      }
+      if (!skip(piece, &p, k & 7)) break;
+    }
+    ++index;
+  }
+  return ids;
+}
 
 // SentencePiece's encoder keeps several hundred bytes of state per input byte: a 2 MB paste
 // cost 734 MB. Long texts are encoded in chunks cut where the encoding cannot change (see
@@ -102,6 +151,7 @@ Status Tokenizer::load_sentencepiece(std::string_view proto) {
     std::string piece = sp_->IdToPiece(id);
     if (!piece.empty()) specials_.emplace_back(piece, id);
   }
+  sp_user_defined_ = user_defined_ids(proto);
   std::sort(specials_.begin(), specials_.end(),
             [](const auto& a, const auto& b) { return a.first.size() > b.first.size(); });
   // Two passes (sizes, then bytes) so the packed buffer is allocated once at its final size.
@@ -129,7 +179,8 @@ int Tokenizer::vocab_size() const {
   return sp_ ? sp_->GetPieceSize() : 0;
 }
 
-Status Tokenizer::encode_sentencepiece(std::string_view text, std::vector<int>* out) const {
+Status Tokenizer::encode_sentencepiece(std::string_view text, std::vector<int>* out,
+                                       const ContentRanges* contents, size_t offset) const {
   std::vector<int> ids;
   size_t start = 0;
   while (start < text.size()) {
@@ -137,14 +188,57 @@ Status Tokenizer::encode_sentencepiece(std::string_view text, std::vector<int>* 
     if (!sp_collapses_spaces_ && text.size() - start > kSentencePieceChunk)
       end = next_chunk_end(text, start + kSentencePieceChunk);
     std::string_view chunk = text.substr(start, end - start);
+    size_t chunk_offset = offset + start;
     // A later chunk starts with the space SentencePiece's dummy prefix stands for.
-    if (start > 0 && adds_dummy_prefix_) chunk.remove_prefix(1);
-    auto status = sp_->Encode(chunk, &ids);
-    if (!status.ok()) return Status::error("tokenizer: " + status.ToString());
-    out->insert(out->end(), ids.begin(), ids.end());
+    if (start > 0 && adds_dummy_prefix_) chunk.remove_prefix(1), ++chunk_offset;
+    const auto in_contents = [&](size_t b, size_t e) {
+      for (const auto& [cb, ce] : *contents)
+        if (cb < e && b < ce) return true;
+      return false;
+    };
+    if (contents && !sp_user_defined_.empty() && in_contents(chunk_offset, chunk_offset + chunk.size())) {
+      // Offsets of each piece, to find the user-defined ones a message typed.
+      const sentencepiece::ImmutableSentencePieceText spt = sp_->EncodeAsImmutableProto(chunk);
+      for (const auto& piece : spt.pieces()) {
+        const int id = static_cast<int>(piece.id());
+        if (std::binary_search(sp_user_defined_.begin(), sp_user_defined_.end(), id) &&
+            in_contents(chunk_offset + piece.begin(), chunk_offset + piece.end()))
+          append_as_characters(piece.surface(), out);
+        else
+          out->push_back(id);
+      }
+    } else {
+      auto status = sp_->Encode(chunk, &ids);
+      if (!status.ok()) return Status::error("tokenizer: " + status.ToString());
+      out->insert(out->end(), ids.begin(), ids.end());
+    }
     start = end;
   }
   return Status::ok();
+}
+
+void Tokenizer::append_as_characters(std::string_view text, std::vector<int>* out) const {
+  const int unk = sp_->unk_id();
+  for (size_t pos = 0; pos < text.size();) {
+    size_t len = 1;
+    const auto lead = static_cast<unsigned char>(text[pos]);
+    if (lead >= 0xF0) len = 4;
+    else if (lead >= 0xE0) len = 3;
+    else if (lead >= 0xC0) len = 2;
+    len = std::min(len, text.size() - pos);
+    const std::string ch(text.substr(pos, len));
+    const int id = sp_->PieceToId(ch);
+    if (id != unk || ch == sp_->IdToPiece(unk)) {
+      out->push_back(id);
+    } else {  // byte fallback pieces, else unknown
+      for (char byte : ch) {
+        char name[8];
+        std::snprintf(name, sizeof name, "<0x%02X>", static_cast<unsigned char>(byte));
+        out->push_back(sp_->PieceToId(name));
+      }
+    }
+    pos += len;
+  }
 }
 
 Status Tokenizer::encode(std::string_view text, std::vector<int>* out) const {
@@ -168,7 +262,7 @@ Status Tokenizer::encode_sentencepiece_split(std::string_view text, bool allow_s
   auto flush_text = [&](size_t end) -> Status {
     if (end > start) {
       piece_ids.clear();
-      MAGNETAR_TRY(encode_sentencepiece(text.substr(start, end - start), &piece_ids));
+      MAGNETAR_TRY(encode_sentencepiece(text.substr(start, end - start), &piece_ids, &contents, start));
       out->insert(out->end(), piece_ids.begin(), piece_ids.end());
     }
     return Status::ok();

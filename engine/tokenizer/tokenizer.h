@@ -74,7 +74,11 @@ class Tokenizer {
 
  private:
   Status load_sentencepiece(std::string_view proto);
-  Status encode_sentencepiece(std::string_view text, std::vector<int>* out) const;
+  // `contents` (offsets relative to text + `offset`): user-defined pieces SentencePiece finds
+  // inside them ("<start_of_turn>" typed by a user) are spelled out character by character.
+  Status encode_sentencepiece(std::string_view text, std::vector<int>* out,
+                              const ContentRanges* contents = nullptr, size_t offset = 0) const;
+  void append_as_characters(std::string_view text, std::vector<int>* out) const;
   Status encode_sentencepiece_split(std::string_view text, bool allow_special,
                                     const ContentRanges& contents, std::vector<int>* out) const;
 
@@ -83,7 +87,8 @@ class Tokenizer {
   std::unique_ptr<tok::HfTokenizer> hf_;
   std::vector<std::pair<std::string, int>> specials_;  // SentencePiece control pieces, longest first
   bool adds_dummy_prefix_ = false;
-  bool sp_collapses_spaces_ = false;  // remove_extra_whitespaces: long texts are not chunked
+  bool sp_collapses_spaces_ = false;
+  std::vector<int> sp_user_defined_;  // sorted ids of pieces SentencePiece matches inside any text  // remove_extra_whitespaces: long texts are not chunked
   // SentencePiece piece_text, packed: id's text is piece_text_bytes_[offsets_[id], offsets_[id + 1]).
   std::string piece_text_bytes_;
   std::vector<uint32_t> piece_text_offsets_;  // [vocab + 1]

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <sstream>
 
 #include "common/testdata.h"
@@ -123,6 +124,47 @@ TEST_F(Cli, InfoDescribesTheModel) {
   ASSERT_EQ(o.exit_code, 0);
   EXPECT_NE(o.out.find("architecture    llama"), std::string::npos) << o.out;
   EXPECT_NE(o.out.find("layers.4.w_down"), std::string::npos) << o.out;
+}
+
+TEST_F(Cli, InfoPrintsTheChatTemplateSource) {
+  MAGNETAR_REQUIRE_TESTDATA("stories260K/stories260K.bin");
+  Output o = run_cli("info -m " + quoted(convert_stories()));
+  ASSERT_EQ(o.exit_code, 0);
+  EXPECT_NE(o.out.find("chat template   built-in (plain completion)"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("{{ bos_token }}{% for message in messages %}"), std::string::npos) << o.out;
+}
+
+// `template --tokenizer-config` on a chat case: the text and ids apply_chat_template gives.
+TEST_F(Cli, TemplateRendersAChatCaseWithItsIds) {
+  MAGNETAR_REQUIRE_TESTDATA("tokenizers/qwen3/chat/cases.json");
+  MAGNETAR_REQUIRE_TESTDATA("models/tiny-qwen3/tokenizer.json");
+  const auto cases = nlohmann::ordered_json::parse(test::read_file(test::testdata_path("tokenizers/qwen3/chat/cases.json")));
+  // The tiny model folder has the tokenizer.json beside its tokenizer_config.json.
+  const std::string config = test::testdata_path("models/tiny-qwen3/tokenizer_config.json");
+  int checked = 0;
+  for (const auto& c : cases["cases"]) {
+    if (c["name"] != "qwen_tools_gen" && c["name"] != "multi_turn_system_gen") continue;
+    const std::string conv = dir_ + "/conv.json";
+    {
+      std::ofstream f(conv, std::ios::binary);
+      f << c.dump();
+    }
+    Output o = run_cli("template --tokenizer-config " + quoted(config) + " --messages " + quoted(conv) + " --ids");
+    ASSERT_EQ(o.exit_code, 0) << c["name"];
+    std::ostringstream ids;
+    bool first = true;
+    for (int id : c["expected_ids"]) ids << (first ? "" : " ") << id, first = false;
+    EXPECT_EQ(o.out, c["expected"].get<std::string>() + "\n" + ids.str() + "\n") << c["name"];
+    ++checked;
+  }
+  EXPECT_EQ(checked, 2);
+  Output refused = run_cli("template --tokenizer-config " +
+                               quoted(test::testdata_path("tokenizers/gemma3/tokenizer_config.json")) +
+                               " --messages " + quoted(dir_ + "/missing.json"),
+                           true);
+  EXPECT_EQ(refused.exit_code, 1);
+  EXPECT_NE(refused.out.find("missing.json"), std::string::npos) << refused.out;
+  EXPECT_EQ(run_cli("template --messages x.json").exit_code, 2);
 }
 
 TEST_F(Cli, MissingModelIsAClearErrorNotACrash) {

@@ -268,7 +268,17 @@ void AppState::on_event(const EngineEvent& e, double now, const ModelInfo* info,
       load_job.active = false;
       activity = EngineActivity::Idle;
       if (!info) break;
-      model = LoadedModel{true, from_path(to_path(info->path).filename()), *info};
+      model = LoadedModel{true, from_path(to_path(info->path).filename()), *info, {}, {}};
+      // "the model's own · Gemma", or the built-in one of models that ship none.
+      model.chat_template = info->chat_template_origin == "model file"
+                                ? std::string("the model's own")
+                                : info->chat_template_origin;
+      if (info->chat_template != ChatTemplate::None)
+        model.chat_template += std::string(" · ") + chat_template_words(info->chat_template);
+      if (!info->chat_template_error.empty()) model.chat_template += " (unusable)";
+      model.chat_template_source = info->chat_template_error.empty()
+                                       ? info->chat_template_source
+                                       : info->chat_template_error + "\n\n" + info->chat_template_source;
       if (Conversation* c = active(); c && c->model_path.empty()) {
         c->model_path = model.info.path;
         save(c->id, now);

@@ -22,6 +22,8 @@ struct LoadedModel {
   bool present = false;
   std::string name;
   ModelInfo info;
+  std::string chat_template;         // for the model panel: "the model's own · Gemma", "built-in"
+  std::string chat_template_source;  // the Jinja text (after the error, if unusable), on request
 };
 
 struct Notice {

@@ -22,6 +22,8 @@ namespace magnetar {
 enum class Architecture : uint32_t { Llama = 1, Gemma = 2, Gemma2 = 3 };
 const char* architecture_name(Architecture arch);
 
+// The family a model's chat template was recognised as, for display only: every template is
+// rendered from its Jinja text (ModelInfo::chat_template_source).
 enum class ChatTemplate : uint32_t { None = 0, Llama2 = 1, Gemma = 2 };
 const char* chat_template_name(ChatTemplate t);
 
@@ -59,6 +61,9 @@ struct ModelInfo {
   uint64_t kv_cache_bytes = 0;  // per session
   KvType kv_type = KvType::F32;
   ChatTemplate chat_template = ChatTemplate::None;
+  std::string chat_template_source;  // the Jinja text apply_chat_template renders
+  std::string chat_template_origin;  // "model file" (the model's own) or "built-in (plain completion)"
+  std::string chat_template_error;   // why the stored template cannot be used; empty when it can
   int bos_id = -1;
   std::vector<int> eog_ids;  // generation stops on any of these
   bool add_bos = true;
@@ -158,6 +163,7 @@ class Model {
   std::string detokenize(const std::vector<int>& tokens) const;
   // Renders messages with the model's chat template (plain concatenation for base models)
   // and tokenizes, ending with the assistant prefix when add_generation_prompt is set.
+  // Control-token strings inside message contents stay plain text.
   Status apply_chat_template(const std::vector<ChatMessage>& messages, bool add_generation_prompt,
                              std::vector<int>* out) const;
   bool is_end_of_generation(int token) const;
