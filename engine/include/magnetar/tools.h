@@ -159,4 +159,22 @@ class StandaloneTokenizer {
   std::unique_ptr<Impl> impl_;
 };
 
+// ---- Chat templates on their own (`template`) ---------------------------------------------------
+// Renders a conversation file ({"messages": [...]}, optionally "tools", "extra_vars",
+// "add_generation_prompt", as in the chat test cases) with a model file's chat template or a
+// tokenizer_config.json's; with want_ids also its token ids (a tokenizer_config.json needs a
+// tokenizer.json or tokenizer.model beside it). Message contents never become control tokens.
+struct TemplateRequest {
+  std::string model_path;             // a model file, or
+  std::string tokenizer_config_path;  // a tokenizer_config.json with a chat_template
+  std::string conversation_path;
+  bool add_generation_prompt = false;  // or as the conversation file says
+  bool want_ids = false;
+};
+struct TemplateResult {
+  std::string text;
+  std::vector<int> ids;  // with want_ids
+};
+Status render_chat_template(const TemplateRequest& request, TemplateResult* out);
+
 }  // namespace magnetar
