@@ -79,6 +79,7 @@ if [ $has_gui = 1 ]; then
 fi
 check "Uninstall.exe installed" test -f "$program_dir/Uninstall.exe"
 check "third-party licences installed" test -f "$program_dir/licenses/sentencepiece/copyright"
+check "the embedded UI font's licence installed" test -f "$program_dir/licenses/fonts-dejavu/FONTS.md"
 menu=$(start_menu_dir)
 check "Start-menu folder exists" test -n "$menu"
 check "Start-menu uninstaller shortcut" test -f "$menu/Uninstall.lnk"
