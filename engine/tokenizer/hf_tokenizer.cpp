@@ -265,7 +265,12 @@ Status make_stored_hf_tokenizer(const json& tokenizer, bool clean_up_spaces, std
   stored["format"] = kStoredFormat;
   stored["clean_up_tokenization_spaces"] = clean_up_spaces;
   stored["tokenizer"] = tokenizer;
-  *out = stored.dump();
+  // A GGUF vocabulary can hold strings that are not UTF-8; JSON cannot store them as text.
+  try {
+    *out = stored.dump();
+  } catch (const json::type_error&) {
+    return Status::error("the vocabulary holds a token that is not valid UTF-8");
+  }
   return Status::ok();
 }
 

@@ -48,6 +48,25 @@ TEST_F(ConversationStoreTest, CreateSaveAndReopen) {
   EXPECT_TRUE(again.load_problems().empty());
 }
 
+// A model streams raw bytes (byte-fallback tokens, a character cut between tokens): a reply that
+// is not UTF-8 is saved with U+FFFD in place of the bad bytes, and the save never throws.
+TEST_F(ConversationStoreTest, ReplyThatIsNotUtf8IsSavedWithReplacementCharacters) {
+  ConversationStore store;
+  ASSERT_TRUE(store.open(dir_).is_ok());
+  const std::string id = store.create("", "", SamplingSettings{});
+  store.find(id)->messages.push_back(Message{"assistant", "ok \x9E\xE2\x82 end", 1, {}});
+  ASSERT_TRUE(store.save(id).is_ok());
+
+  ConversationStore again;
+  ASSERT_TRUE(again.open(dir_).is_ok());
+  ASSERT_EQ(again.conversations().size(), 1u);
+  ASSERT_EQ(again.conversations()[0].messages.size(), 1u);
+  const std::string& content = again.conversations()[0].messages[0].content;
+  EXPECT_EQ(content.rfind("ok ", 0), 0u) << content;
+  EXPECT_NE(content.find("\xEF\xBF\xBD"), std::string::npos) << "no U+FFFD in " << content;
+  EXPECT_EQ(content.find('\x9E'), std::string::npos) << "the stray byte was kept";
+}
+
 TEST_F(ConversationStoreTest, DeleteRemovesTheFile) {
   ConversationStore store;
   ASSERT_TRUE(store.open(dir_).is_ok());

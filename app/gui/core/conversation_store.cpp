@@ -94,7 +94,11 @@ Status ConversationStore::save(const std::string& id) {
   Conversation* c = find(id);
   if (!c) return Status::error("no conversation " + id);
   c->updated = unix_now();
-  return write_file_atomically(file_path(id), conversation_to_json(*c).dump(1))
+  // A model can stream bytes that are not UTF-8 (a byte-fallback token, a cut character): they
+  // are saved as U+FFFD rather than failing the save (or throwing, which ended the app).
+  const std::string text =
+      conversation_to_json(*c).dump(1, ' ', false, nlohmann::json::error_handler_t::replace);
+  return write_file_atomically(file_path(id), text)
       .with_context("saving chat '" + c->title + "'");
 }
 

@@ -56,7 +56,7 @@ Status save_settings(const std::string& path, const Settings& s, const std::vect
            {"repeat_penalty", s.sampling.repeat_penalty},
            {"max_tokens", s.sampling.max_tokens}}},
          {"known_models", known_models}};
-  return write_file_atomically(path, j.dump(1));
+  return write_file_atomically(path, j.dump(1, ' ', false, nlohmann::json::error_handler_t::replace));
 }
 
 }  // namespace magnetar::app
