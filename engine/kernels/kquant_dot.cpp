@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "core/cpu_features.h"
 #include "kernels/kernels.h"
 #include "kernels/kquants.h"
 
@@ -15,6 +16,21 @@ float sum_lanes(const float* l) {
   const float t0 = l[0] + l[4], t1 = l[1] + l[5], t2 = l[2] + l[6], t3 = l[3] + l[7];
   return (t0 + t2) + (t1 + t3);
 }
+
+// fmaf, correctly rounded as vfmadd rounds it. mingw-w64's fmaf is not fused (it rounds the
+// product first), so where the CPU has FMA the instruction is used directly; elsewhere the C
+// library's (exact on glibc and MSVC).
+#if defined(__GNUC__)
+__attribute__((target("fma"))) float fma_instruction(float a, float b, float c) {
+  return __builtin_fmaf(a, b, c);
+}
+float fused_mul_add(float a, float b, float c) {
+  static const bool has_fma = cpu::features().fma;
+  return has_fma ? fma_instruction(a, b, c) : std::fma(a, b, c);
+}
+#else
+float fused_mul_add(float a, float b, float c) { return std::fma(a, b, c); }
+#endif
 
 float scaled_by_act(uint16_t half, const ActBlockK& x) { return kernels::f16_to_f32_scalar(half) * x.d; }
 
@@ -65,7 +81,7 @@ void matvec_lanes_ref(const void* w, const ActBlockK* x, float* y, int64_t rows,
       int32_t sums[8] = {};
       block_sums(wb, x[b], sums, &mins_acc);
       const float d = scaled_by_act(wb.d, x[b]);
-      for (int i = 0; i < 8; ++i) lane[i] = std::fma(d, float(sums[i]), lane[i]);
+      for (int i = 0; i < 8; ++i) lane[i] = fused_mul_add(d, float(sums[i]), lane[i]);
     }
     y[r] = sum_lanes(lane) - mins_acc;
   }
@@ -78,7 +94,7 @@ void k_scaled_block_sums(const Block& wb, const ActBlockK& xb, int32_t* sums, fl
   for (int j = 0; j < 8; ++j) k_scale_min(j, wb.scales, &sc[j], &m[j]);
   int32_t mins = 0;
   for (int j = 0; j < 8; ++j) mins += int32_t(m[j]) * (xb.bsums[2 * j] + xb.bsums[2 * j + 1]);
-  *mins_acc = std::fma(scaled_by_act(wb.dmin, xb), float(mins), *mins_acc);
+  *mins_acc = fused_mul_add(scaled_by_act(wb.dmin, xb), float(mins), *mins_acc);
   for (int k = 0; k < 4; ++k)
     for (int l = 0; l < 32; ++l) {
       int lo = wb.qs[32 * k + l] & 0xF, hi = wb.qs[32 * k + l] >> 4;
