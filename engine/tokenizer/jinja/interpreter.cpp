@@ -234,10 +234,25 @@ class Interpreter {
       Value target = lookup(n.names[0]);
       if (!target.is(Value::Kind::Namespace))
         fail("cannot set attribute '" + n.name + "' of '" + n.names[0] + "': only namespace() objects can be changed");
+      // Namespaces are shared and mutable: one stored in another could hold itself, a cycle
+      // that would outlive the render.
+      if (holds_namespace(v, 0))
+        fail("cannot set attribute '" + n.name + "' of '" + n.names[0] + "' to a value holding a namespace()");
       target.dict->set(n.name, std::move(v));
       return;
     }
     unpack(n.names, v);
+  }
+
+  static bool holds_namespace(const Value& v, int depth) {
+    if (v.is(Value::Kind::Namespace) || depth > 200) return true;
+    if (v.is(Value::Kind::List) && v.list)
+      for (const Value& item : *v.list)
+        if (holds_namespace(item, depth + 1)) return true;
+    if (v.is(Value::Kind::Dict) && v.dict)
+      for (const auto& entry : v.dict->entries)
+        if (holds_namespace(entry.second, depth + 1)) return true;
+    return false;
   }
 
   // ---- loops -------------------------------------------------------------------------------
