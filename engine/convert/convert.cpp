@@ -11,12 +11,13 @@
 #include <memory>
 #include <vector>
 
-#include "convert/input_file.h"
 #include "convert/gguf_import.h"
+#include "convert/input_file.h"
 #include "kernels/quant.h"
 #include "convert/plan.h"
 #include "format/model_writer.h"
 #include "kernels/kernels.h"
+#include "magnetar/engine.h"
 
 namespace magnetar {
 
@@ -289,6 +290,8 @@ Status inspect_source(const std::string& source_path, SourceSummary* out) {
   MAGNETAR_TRY(plan_source(source_path, "", &plan));
   out->architecture = plan.architecture;
   out->kind = plan.kind;
+  out->family = architecture_display_name(static_cast<Architecture>(plan.header.architecture));
+  out->notice = plan.notice;
   out->source_bytes = plan.source_bytes;
   out->n_layers = static_cast<int>(plan.header.n_layers);
   out->dim = static_cast<int>(plan.header.dim);

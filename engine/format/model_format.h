@@ -15,7 +15,10 @@
 namespace magnetar::format {
 
 inline constexpr char kMagic[8] = {'M', 'A', 'G', 'N', 'E', 'T', 'A', 'R'};
-inline constexpr uint32_t kVersion = 1;
+// Version 2 appended the RoPE scaling and local-RoPE fields; version-1 files still load (those
+// fields read as zero: no scaling, one RoPE base).
+inline constexpr uint32_t kVersion = 2;
+inline constexpr uint32_t kOldestVersion = 1;
 inline constexpr uint64_t kAlignment = 64;
 inline constexpr int kMaxEogIds = 8;
 inline constexpr int kMaxTensorName = 64;
@@ -23,6 +26,9 @@ inline constexpr int kMaxTensorName = 64;
 enum class DType : uint32_t { F32 = 0, F16 = 1, Q8_0 = 2, Q4_0 = 3 };
 
 enum class Activation : uint32_t { Silu = 0, GeluTanh = 1 };
+
+// How RoPE frequencies are rescaled (Hugging Face rope_scaling.rope_type).
+enum class RopeScaling : uint32_t { None = 0, Linear = 1, Llama3 = 2 };
 
 enum HeaderFlags : uint32_t {
   kFlagTiedEmbeddings = 1u << 0,  // no "output" tensor: the LM head is tok_embeddings
@@ -47,7 +53,8 @@ struct FileHeader {
   uint32_t max_context;
   uint32_t activation;    // Activation
   uint32_t sliding_window;          // 0 = none
-  uint32_t sliding_window_period;   // layer i slides when i % period == 0 (0 = none)
+  uint32_t sliding_window_period;   // layer i slides when (i + 1) % period != 0; 0: every layer
+                                    // (version 1: 0 = none; its only period, 2, reads the same)
   uint32_t chat_template_kind;      // magnetar::ChatTemplate
   float norm_eps;
   float rope_theta;
@@ -67,7 +74,14 @@ struct FileHeader {
   uint64_t template_bytes;
   uint64_t data_offset;        // first tensor byte; 64-byte aligned
   uint64_t file_bytes;         // total size; a shorter file is truncated
-  uint8_t reserved[512 - 200];
+  // Version 2.
+  uint32_t rope_scaling;          // RopeScaling
+  float rope_scaling_factor;      // Linear / Llama3: the factor
+  float rope_low_freq_factor;     // Llama3
+  float rope_high_freq_factor;    // Llama3
+  uint32_t rope_original_context; // Llama3: original_max_position_embeddings
+  float rope_local_theta;         // RoPE base of sliding-window layers (0: rope_theta, unscaled)
+  uint8_t reserved[512 - 224];
 };
 static_assert(sizeof(FileHeader) == 512, "FileHeader must stay 512 bytes");
 static_assert(offsetof(FileHeader, tensor_table_offset) == 144, "FileHeader layout changed");
@@ -97,7 +111,10 @@ inline uint64_t align_up(uint64_t x, uint64_t a) { return (x + a - 1) / a * a; }
 //   layers.i.wo [dim, n_heads head_dim]   layers.i.ffn_norm [dim] (F32)
 //   layers.i.w_gate_up [2 hidden, dim]    (gate rows, then up rows)
 //   layers.i.w_down [dim, hidden]
-//   Gemma 2 only: layers.i.post_attn_norm, layers.i.post_ffn_norm [dim] (F32)
+//   Gemma 2/3: layers.i.post_attn_norm, layers.i.post_ffn_norm [dim] (F32)
+//   Qwen 2: layers.i.bqkv [(n_heads + 2 n_kv_heads) head_dim] (F32, q, k, v biases)
+//   Qwen 3, Gemma 3: layers.i.q_norm, layers.i.k_norm [head_dim] (F32, per-head norms)
+// The full list, per architecture, is format/architecture.h's table.
 // Norm weights are stored as the multiplier the forward pass applies: Gemma's (1 + w) is folded
 // in by the converter. q/k rows are in Hugging Face's rotate-half RoPE layout.
 

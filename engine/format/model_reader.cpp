@@ -7,6 +7,7 @@
 #include <cstring>
 #include <set>
 
+#include "format/architecture.h"
 #include "magnetar/engine.h"
 
 namespace magnetar::format {
@@ -25,16 +26,17 @@ std::string tensor_name(const TensorEntry& e) {
 Status check_header(const FileHeader& h, uint64_t file_size) {
   if (std::memcmp(h.magic, kMagic, sizeof(kMagic)) != 0)
     return Status::error("not a Magnetar model file (bad magic)");
-  if (h.version != kVersion)
+  if (h.version < kOldestVersion || h.version > kVersion)
     return Status::error("unsupported format version " + std::to_string(h.version) +
-                         " (this build reads version " + std::to_string(kVersion) + ")");
+                         " (this build reads versions " + std::to_string(kOldestVersion) + " to " +
+                         std::to_string(kVersion) + ")");
   if (h.header_bytes != sizeof(FileHeader))
     return Status::error("header size " + std::to_string(h.header_bytes) + " is not " +
                          std::to_string(sizeof(FileHeader)));
   if (h.file_bytes != file_size)
     return Status::error("file is " + std::to_string(file_size) + " bytes but its header says " +
                          std::to_string(h.file_bytes) + " (truncated or damaged)");
-  if (h.architecture < 1 || h.architecture > 3)
+  if (find_architecture(static_cast<Architecture>(h.architecture)) == nullptr)
     return Status::error("unknown architecture id " + std::to_string(h.architecture));
   auto positive = [](uint32_t v) { return v > 0 && v <= (1u << 24); };
   if (!positive(h.n_layers) || !positive(h.dim) || !positive(h.hidden_dim) ||
@@ -53,6 +55,18 @@ Status check_header(const FileHeader& h, uint64_t file_size) {
       !(h.query_scale > 0) || !std::isfinite(h.query_scale) || !(h.attn_softcap >= 0) ||
       !(h.final_softcap >= 0) || !std::isfinite(h.attn_softcap) || !std::isfinite(h.final_softcap))
     return Status::error("header has an invalid float parameter");
+  if (h.rope_scaling > static_cast<uint32_t>(RopeScaling::Llama3))
+    return Status::error("unknown RoPE scaling id " + std::to_string(h.rope_scaling));
+  if (h.rope_scaling != 0 &&
+      (!(h.rope_scaling_factor > 0) || !std::isfinite(h.rope_scaling_factor) ||
+       !(h.rope_low_freq_factor >= 0) || !std::isfinite(h.rope_low_freq_factor) ||
+       !(h.rope_high_freq_factor >= 0) || !std::isfinite(h.rope_high_freq_factor)))
+    return Status::error("header has an invalid RoPE scaling parameter");
+  if (h.rope_scaling == static_cast<uint32_t>(RopeScaling::Llama3) &&
+      (h.rope_original_context == 0 || !(h.rope_high_freq_factor > h.rope_low_freq_factor)))
+    return Status::error("llama3 RoPE scaling needs an original context and high_freq_factor > low_freq_factor");
+  if (!(h.rope_local_theta >= 0) || !std::isfinite(h.rope_local_theta))
+    return Status::error("header has an invalid local RoPE base");
   if (h.bos_id < -1 || h.bos_id >= static_cast<int32_t>(h.vocab_size))
     return Status::error("BOS id " + std::to_string(h.bos_id) + " is outside the vocabulary");
   if (h.n_eog_ids < 0 || h.n_eog_ids > kMaxEogIds)
@@ -75,39 +89,15 @@ Status check_header(const FileHeader& h, uint64_t file_size) {
   return Status::ok();
 }
 
-// Expected [rows, cols] of every canonical tensor, derived from the header.
-bool expected_shape(const FileHeader& h, const std::string& name, uint64_t* rows, uint64_t* cols,
-                    bool* is_norm) {
-  const uint64_t dim = h.dim, hidden = h.hidden_dim, hd = h.head_dim;
-  const uint64_t q = h.n_heads * hd, kv = h.n_kv_heads * hd;
-  *is_norm = false;
-  if (name == "tok_embeddings" || name == "output") {
-    *rows = h.vocab_size;
-    *cols = dim;
-    return true;
-  }
-  if (name == "output_norm") {
-    *rows = 1, *cols = dim, *is_norm = true;
-    return true;
-  }
-  if (name.rfind("layers.", 0) != 0) return false;
-  size_t dot = name.find('.', 7);
-  if (dot == std::string::npos) return false;
-  std::string index = name.substr(7, dot - 7);
-  if (index.empty() || index.size() > 5 || index.find_first_not_of("0123456789") != std::string::npos)
-    return false;
-  if (std::stoul(index) >= h.n_layers) return false;
-  std::string leaf = name.substr(dot + 1);
-  if (leaf == "attn_norm" || leaf == "ffn_norm" || leaf == "post_attn_norm" ||
-      leaf == "post_ffn_norm") {
-    *rows = 1, *cols = dim, *is_norm = true;
-    return true;
-  }
-  if (leaf == "wqkv") return *rows = q + 2 * kv, *cols = dim, true;
-  if (leaf == "wo") return *rows = dim, *cols = q, true;
-  if (leaf == "w_gate_up") return *rows = 2 * hidden, *cols = dim, true;
-  if (leaf == "w_down") return *rows = dim, *cols = hidden, true;
-  return false;
+// Version 1 files: the version-2 fields were reserved zeros, and sliding period 0 meant "no
+// sliding layer" (version 2: every layer). Read them as the version-2 header they describe.
+void upgrade_header(FileHeader* h) {
+  if (h->version >= 2) return;
+  if (h->sliding_window_period == 0) h->sliding_window = 0;
+  h->rope_scaling = 0;
+  h->rope_scaling_factor = h->rope_low_freq_factor = h->rope_high_freq_factor = 0.0f;
+  h->rope_original_context = 0;
+  h->rope_local_theta = 0.0f;
 }
 
 }  // namespace
@@ -125,6 +115,7 @@ Status parse_model_header(const uint8_t* prefix, uint64_t prefix_size, uint64_t 
                          std::to_string(file_size) + " bytes)");
   FileHeader h;
   std::memcpy(&h, prefix, sizeof(h));
+  upgrade_header(&h);
   MAGNETAR_TRY(check_header(h, file_size));
   const uint64_t table_end = h.tensor_table_offset + uint64_t(h.n_tensors) * sizeof(TensorEntry);
   if (prefix_size < table_end) return Status::error("tensor table is not in the bytes given");
@@ -142,16 +133,18 @@ Status parse_model_header(const uint8_t* prefix, uint64_t prefix_size, uint64_t 
     if (!names.insert(name).second) return Status::error(where + ": duplicate name");
     if (!dtype_is_valid(e.dtype)) return Status::error(where + ": unknown dtype " + std::to_string(e.dtype));
     if (e.n_dims != 1 && e.n_dims != 2) return Status::error(where + ": must have 1 or 2 dimensions");
-    uint64_t rows = 0, cols = 0;
-    bool is_norm = false;
-    if (!expected_shape(h, name, &rows, &cols, &is_norm))
-      return Status::error(where + ": not a tensor this format defines");
+    TensorSpec spec;
+    if (!find_tensor_spec(h, name, &spec))
+      return Status::error(where + ": not a tensor this format defines for " +
+                           find_architecture(static_cast<Architecture>(h.architecture))->name);
+    const uint64_t rows = spec.rows, cols = spec.cols;
+    const bool is_vector = spec.n_dims == 1;
     if (e.shape[0] != rows || e.shape[1] != cols)
       return Status::error(where + ": shape [" + std::to_string(e.shape[0]) + ", " +
                            std::to_string(e.shape[1]) + "] does not match the header's [" +
                            std::to_string(rows) + ", " + std::to_string(cols) + "]");
-    if (is_norm && e.dtype != static_cast<uint32_t>(DType::F32))
-      return Status::error(where + ": norm weights must be f32");
+    if (is_vector && e.dtype != static_cast<uint32_t>(DType::F32))
+      return Status::error(where + ": norm weights and biases must be f32");
     DType dt = static_cast<DType>(e.dtype);
     if (e.bytes != tensor_bytes(dt, rows, cols))
       return Status::error(where + ": byte size does not match its dtype and shape");
@@ -172,18 +165,7 @@ Status parse_model_header(const uint8_t* prefix, uint64_t prefix_size, uint64_t 
   auto require = [&](const std::string& n) -> Status {
     return out->find(n) ? Status::ok() : Status::error("missing tensor '" + n + "'");
   };
-  MAGNETAR_TRY(require("tok_embeddings"));
-  MAGNETAR_TRY(require("output_norm"));
-  if (!(h.flags & kFlagTiedEmbeddings)) MAGNETAR_TRY(require("output"));
-  for (uint32_t l = 0; l < h.n_layers; ++l) {
-    std::string p = "layers." + std::to_string(l) + ".";
-    for (const char* leaf : {"attn_norm", "wqkv", "wo", "ffn_norm", "w_gate_up", "w_down"})
-      MAGNETAR_TRY(require(p + leaf));
-    if (h.flags & kFlagPostNorms) {
-      MAGNETAR_TRY(require(p + "post_attn_norm"));
-      MAGNETAR_TRY(require(p + "post_ffn_norm"));
-    }
-  }
+  for (const TensorSpec& t : model_tensors(h)) MAGNETAR_TRY(require(t.name));
   return Status::ok();
 }
 

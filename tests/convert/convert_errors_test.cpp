@@ -90,9 +90,11 @@ TEST_F(ConvertErrorTest, ConfigValueOfTheWrongType) {
 TEST_F(ConvertErrorTest, UnknownArchitectureIsNamedAndSupportedOnesListed) {
   REQUIRE_DATA();
   std::string src = copy("stories260K-hf/f32");
-  edit_json(src + "/config.json", [](json& j) { j["architectures"] = {"MistralForCausalLM"}; });
-  expect_error(src, {"config.json", "MistralForCausalLM", "not supported", "LlamaForCausalLM",
-                     "GemmaForCausalLM", "Gemma2ForCausalLM"});
+  edit_json(src + "/config.json", [](json& j) { j["architectures"] = {"FalconForCausalLM"}; });
+  expect_error(src, {"config.json", "FalconForCausalLM", "not supported", "LlamaForCausalLM",
+                     "MistralForCausalLM", "GemmaForCausalLM", "Gemma2ForCausalLM", "Qwen2ForCausalLM",
+                     "Qwen3ForCausalLM", "Gemma3ForCausalLM", "Gemma3ForConditionalGeneration",
+                     "Phi3ForCausalLM"});
 }
 
 TEST_F(ConvertErrorTest, MissingTokenizerModel) {

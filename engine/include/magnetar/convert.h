@@ -36,7 +36,9 @@ struct ConvertOptions {
 // What a source folder or checkpoint holds, read without converting (for the app's drop dialog).
 struct SourceSummary {
   std::string architecture;  // "LlamaForCausalLM", ...
-  std::string kind;          // "Hugging Face folder" or "llama2.c checkpoint"
+  std::string kind;          // "Hugging Face folder", "GGUF file" or "llama2.c checkpoint"
+  std::string family;        // "Qwen 3", ... (architecture_display_name)
+  std::string notice;        // what the conversion leaves out (a vision tower, ...); empty: nothing
   uint64_t n_params = 0;
   uint64_t source_bytes = 0;
   int n_layers = 0, dim = 0, vocab_size = 0, max_context = 0;

@@ -19,8 +19,14 @@
 
 namespace magnetar {
 
-enum class Architecture : uint32_t { Llama = 1, Gemma = 2, Gemma2 = 3 };
-const char* architecture_name(Architecture arch);
+// Model families (the table in engine/format/architecture.h). Llama also covers Mistral.
+enum class Architecture : uint32_t {
+  Llama = 1, Gemma = 2, Gemma2 = 3, Qwen2 = 4, Qwen3 = 5, Gemma3 = 6, Phi3 = 7,
+};
+const char* architecture_name(Architecture arch);          // "llama", "qwen3", ...
+const char* architecture_display_name(Architecture arch);  // "Llama / Mistral", "Qwen 3", ...
+// The families this build runs, for people: "Llama / Mistral, Gemma, ...".
+std::string supported_model_families();
 
 enum class ChatTemplate : uint32_t { None = 0, Llama2 = 1, Gemma = 2 };
 const char* chat_template_name(ChatTemplate t);
