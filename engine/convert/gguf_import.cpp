@@ -145,9 +145,6 @@ Status plan_gguf(const std::string& path, ConversionPlan* plan) {
         return Status::error(path + ": " + a + ".rope.scaling.factor must be positive");
     }
   }
-  if (f.find_tensor("rope_freqs.weight") != nullptr)
-    return Status::error(path + ": per-frequency RoPE factors (rope_freqs.weight, e.g. Llama 3.1's llama3 "
-                         "scaling) are not supported in GGUF files yet; convert the Hugging Face folder");
 
   // Vocabulary first: its size is the embedding's row count.
   spm::ModelSpec spec;
@@ -209,6 +206,8 @@ Status plan_gguf(const std::string& path, ConversionPlan* plan) {
   }
 
   if (f.find_tensor("output.weight") == nullptr) h.flags |= format::kFlagTiedEmbeddings;
+  // llama.cpp's converter writes Llama 3's llama3 RoPE scaling as per-frequency divisors.
+  if (f.find_tensor("rope_freqs.weight") != nullptr) h.flags |= format::kFlagRopeFreqFactors;
   TensorPlanOptions tensor_options;
   tensor_options.format = format::SourceFormat::Gguf;
   tensor_options.fold_norm_plus_one = false;  // llama.cpp's converter stored Gemma's 1 + w already

@@ -178,6 +178,7 @@ std::vector<TensorSpec> model_tensors(const FileHeader& h) {
   }
   out.push_back(vector_spec(TensorRole::OutputNorm, "output_norm", -1, dim, true));
   if (!(h.flags & kFlagTiedEmbeddings)) out.push_back(matrix(TensorRole::Output, "output", -1, vocab, dim));
+  if (h.flags & kFlagRopeFreqFactors) out.push_back(vector_spec(TensorRole::RopeFreqs, "rope_freqs", -1, hd / 2, false));
   return out;
 }
 
@@ -234,6 +235,8 @@ std::vector<SourcePart> tensor_sources(const ArchitectureTraits& a, const FileHe
       return {{hf ? "model.embed_tokens.weight" : "token_embd.weight", t.rows}};
     case TensorRole::OutputNorm: return {{hf ? "model.norm.weight" : "output_norm.weight", t.cols}};
     case TensorRole::Output: return {{hf ? "lm_head.weight" : "output.weight", t.rows}};
+    case TensorRole::RopeFreqs:  // llama.cpp's; a Hugging Face config describes its scaling instead
+      return {{hf ? "" : "rope_freqs.weight", t.cols}};
     case TensorRole::AttnNorm: return one("input_layernorm.weight", "attn_norm.weight");
     case TensorRole::Wqkv:
       if (a.fused_qkv) return one("self_attn.qkv_proj.weight", "attn_qkv.weight");

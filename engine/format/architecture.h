@@ -64,7 +64,7 @@ std::string supported_families();
 
 enum class TensorRole : uint8_t {
   TokEmbeddings, AttnNorm, Wqkv, Bqkv, QNorm, KNorm, Wo, PostAttnNorm, FfnNorm, WGateUp, WDown,
-  PostFfnNorm, OutputNorm, Output,
+  PostFfnNorm, OutputNorm, Output, RopeFreqs,
 };
 
 // One source tensor of a model-file tensor: its name (a layer's names with "{}" for the index)

@@ -34,7 +34,10 @@ enum HeaderFlags : uint32_t {
   kFlagTiedEmbeddings = 1u << 0,  // no "output" tensor: the LM head is tok_embeddings
   kFlagEmbedScaleSqrtDim = 1u << 1,  // Gemma: embeddings × sqrt(dim)
   kFlagAddBos = 1u << 2,             // prompts start with BOS
-  kFlagPostNorms = 1u << 3,          // Gemma 2: post-attention and post-FFN norms
+  kFlagPostNorms = 1u << 3,          // Gemma 2/3: post-attention and post-FFN norms
+  // Version 2: a "rope_freqs" [head_dim / 2] F32 tensor divides the RoPE frequencies of global
+  // layers (llama.cpp's per-frequency factors, e.g. GGUF Llama 3.1's llama3 scaling).
+  kFlagRopeFreqFactors = 1u << 4,
 };
 
 struct FileHeader {
@@ -114,6 +117,7 @@ inline uint64_t align_up(uint64_t x, uint64_t a) { return (x + a - 1) / a * a; }
 //   Gemma 2/3: layers.i.post_attn_norm, layers.i.post_ffn_norm [dim] (F32)
 //   Qwen 2: layers.i.bqkv [(n_heads + 2 n_kv_heads) head_dim] (F32, q, k, v biases)
 //   Qwen 3, Gemma 3: layers.i.q_norm, layers.i.k_norm [head_dim] (F32, per-head norms)
+//   with kFlagRopeFreqFactors: rope_freqs [head_dim / 2] (F32)
 // The full list, per architecture, is format/architecture.h's table.
 // Norm weights are stored as the multiplier the forward pass applies: Gemma's (1 + w) is folded
 // in by the converter. q/k rows are in Hugging Face's rotate-half RoPE layout.

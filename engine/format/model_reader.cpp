@@ -93,6 +93,7 @@ Status check_header(const FileHeader& h, uint64_t file_size) {
 // sliding layer" (version 2: every layer). Read them as the version-2 header they describe.
 void upgrade_header(FileHeader* h) {
   if (h->version >= 2) return;
+  h->flags &= ~uint32_t(kFlagRopeFreqFactors);
   if (h->sliding_window_period == 0) h->sliding_window = 0;
   h->rope_scaling = 0;
   h->rope_scaling_factor = h->rope_low_freq_factor = h->rope_high_freq_factor = 0.0f;

@@ -100,10 +100,14 @@ Config config_from_header(const format::FileHeader& h) {
 // RoPE inverse frequencies θ^(−2i/d) as transformers' modeling_rope_utils computes them, with the
 // header's scaling: linear divides every frequency by the factor; llama3 keeps short wavelengths,
 // divides long ones by the factor and blends in between.
-std::vector<double> rope_inverse_frequencies(const format::FileHeader& h, float theta, bool scaled) {
+// A rope_freqs tensor (llama.cpp's factors) divides the scaled frequencies further.
+std::vector<double> rope_inverse_frequencies(const format::FileHeader& h, float theta, bool scaled,
+                                             const float* freq_factors) {
   const int half = int(h.head_dim) / 2;
   std::vector<double> inv(half);
   for (int i = 0; i < half; ++i) inv[i] = 1.0 / std::pow(double(theta), (2.0 * i) / h.head_dim);
+  if (scaled && freq_factors)
+    for (int i = 0; i < half; ++i) inv[i] /= double(freq_factors[i]);
   const auto scaling = static_cast<format::RopeScaling>(h.rope_scaling);
   if (!scaled || scaling == format::RopeScaling::None) return inv;
   const double factor = h.rope_scaling_factor;
@@ -164,6 +168,7 @@ Status build_weights(const format::ModelFileView& v, const Config& c, Weights* w
       LayerWeights* L = spec.layer >= 0 ? &w->layers[size_t(spec.layer)] : nullptr;
       switch (spec.role) {
         case format::TensorRole::OutputNorm: w->output_norm = values; break;
+        case format::TensorRole::RopeFreqs: w->rope_freqs = values; break;
         case format::TensorRole::AttnNorm: L->attn_norm = values; break;
         case format::TensorRole::Bqkv: L->bqkv = values; break;
         case format::TensorRole::QNorm: L->q_norm = values; break;
@@ -265,9 +270,10 @@ Status Model::load(const std::string& path, const LoadOptions& options,
   int context = options.context_length > 0 ? options.context_length
                                            : std::min(c.max_context, kDefaultContextCap);
   if (context < 1) return Status::error("context length must be at least 1");
-  fill_rope_table(rope_inverse_frequencies(h, h.rope_theta, true), context, &m->rope_cos, &m->rope_sin);
+  fill_rope_table(rope_inverse_frequencies(h, h.rope_theta, true, m->weights.rope_freqs), context, &m->rope_cos,
+                  &m->rope_sin);
   if (c.local_rope)  // sliding layers: their own base, never scaled (Gemma 3)
-    fill_rope_table(rope_inverse_frequencies(h, h.rope_local_theta, false), context, &m->rope_local_cos,
+    fill_rope_table(rope_inverse_frequencies(h, h.rope_local_theta, false, nullptr), context, &m->rope_local_cos,
                     &m->rope_local_sin);
   for (int i = 0; i < h.n_eog_ids; ++i) m->eog_ids.push_back(h.eog_ids[i]);
 

@@ -50,6 +50,7 @@ struct Weights {
   ops::Matrix tok_embeddings;  // [vocab, dim]
   ops::Matrix output;          // [vocab, dim] (= tok_embeddings when tied)
   const float* output_norm;    // [dim]
+  const float* rope_freqs = nullptr;  // [head_dim / 2] divisors of global layers' RoPE frequencies, or null
   std::vector<LayerWeights> layers;
 };
 
