@@ -297,6 +297,8 @@ Status inspect_source(const std::string& source_path, SourceSummary* out) {
   out->dim = static_cast<int>(plan.header.dim);
   out->vocab_size = static_cast<int>(plan.header.vocab_size);
   out->max_context = static_cast<int>(plan.header.max_context);
+  out->n_kv_heads = static_cast<int>(plan.header.n_kv_heads);
+  out->head_dim = static_cast<int>(plan.header.head_dim);
   out->n_tensors = static_cast<int>(plan.tensors.size());
   out->tokenizer_bytes = plan.tokenizer.size() + plan.chat_template.size();
   for (const PlannedTensor& t : plan.tensors) {

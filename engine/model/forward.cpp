@@ -268,6 +268,15 @@ uint64_t kv_cache_bytes(const Config& c, int context, KvType kv_type) {
   return 0;
 }
 
+uint64_t kv_cache_bytes(int n_layers, int n_kv_heads, int head_dim, int context, KvType type) {
+  Config c;
+  c.n_layers = n_layers;
+  c.n_kv_heads = n_kv_heads;
+  c.head_dim = head_dim;
+  c.kv_dim = n_kv_heads * head_dim;
+  return kv_cache_bytes(c, context, type);
+}
+
 bool allocate_run_state(const Config& c, int context, int max_batch, int threads, KvType kv_type,
                         RunState* s) {
   s->max_batch = max_batch;

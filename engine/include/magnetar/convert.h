@@ -42,6 +42,7 @@ struct SourceSummary {
   uint64_t n_params = 0;
   uint64_t source_bytes = 0;
   int n_layers = 0, dim = 0, vocab_size = 0, max_context = 0;
+  int n_kv_heads = 0, head_dim = 0;  // the KV cache holds n_layers × n_kv_heads × head_dim per token
   // For predicted_model_file_bytes: tensors in the output, parameters stored as F32 norms
   // whatever the weight type, and tokenizer + chat template bytes.
   int n_tensors = 0;

@@ -39,6 +39,9 @@ enum class LoadMode { Read, Map };  // Read: anonymous memory, huge pages reques
 enum class KvType { F32, F16, Int8 };
 const char* kv_type_name(KvType type);                   // "f32", "f16", "int8"
 bool parse_kv_type(const std::string& name, KvType* out);  // false on anything else
+// Bytes of one session's KV cache for these shapes (keys, values and, for Int8, their scales):
+// what ModelInfo::kv_cache_bytes will say once such a model is loaded.
+uint64_t kv_cache_bytes(int n_layers, int n_kv_heads, int head_dim, int context, KvType type);
 
 struct LoadOptions {
   LoadMode mode = LoadMode::Read;
