@@ -21,6 +21,7 @@
 #include <map>
 
 #include "common/gguf_writer.h"
+#include "common/golden_session.h"
 #include "common/testdata.h"
 #include "convert/safetensors.h"
 #include "kernels/kernels.h"
@@ -264,20 +265,11 @@ ConvertedModels& converted() {
   return models;
 }
 
-struct Loaded {
-  std::unique_ptr<Model> model;
-  std::unique_ptr<Session> session;
-};
+using Loaded = test::LoadedModel;
 
 bool load(const std::string& model, WeightType type, Loaded* out, bool from_gguf = false) {
   const std::string path = converted().get(model, type, from_gguf);
-  if (path.empty()) return false;
-  Status s = Model::load(path, LoadOptions{}, &out->model);
-  EXPECT_TRUE(s) << s.message();
-  if (!s) return false;
-  s = Session::create(*out->model, &out->session);
-  EXPECT_TRUE(s) << s.message();
-  return s.is_ok();
+  return !path.empty() && test::load_with_session(path, out);
 }
 
 int argmax(const float* x, int n) { return static_cast<int>(std::max_element(x, x + n) - x); }
@@ -347,13 +339,7 @@ TEST_P(ModernGolden, F32Greedy32Match) {
   const GoldenCase g = load_case(model, case_name);
   Loaded m;
   ASSERT_TRUE(load(model, WeightType::F32, &m));
-  GenerateRequest request;
-  request.prompt = g.prompt_ids;
-  request.max_tokens = 32;
-  request.stop_at_eog = false;
-  GenerateResult result;
-  ASSERT_TRUE(m.session->generate(request, &result));
-  EXPECT_EQ(result.tokens, g.greedy_32);
+  EXPECT_EQ(test::greedy_tokens(*m.session, g.prompt_ids, 32), g.greedy_32);
 }
 
 // F16 and Q8_0 conversions: logits within their budgets, argmax where the margin allows, and the
@@ -364,18 +350,13 @@ void check_reduced_precision(const char* model, const char* case_name, WeightTyp
   ASSERT_TRUE(load(model, type, &m));
   const int vocab = m.model->info().vocab_size;
   const Comparison c = compare_logits(*m.session, g, vocab, tolerance);
-  GenerateRequest request;
-  request.prompt = g.prompt_ids;
-  request.max_tokens = 32;
-  request.stop_at_eog = false;
   m.session->reset();
-  GenerateResult result;
-  ASSERT_TRUE(m.session->generate(request, &result));
-  ASSERT_EQ(result.tokens.size(), 32u);
+  const std::vector<int> tokens = test::greedy_tokens(*m.session, g.prompt_ids, 32);
+  ASSERT_EQ(tokens.size(), 32u);
   int safe_steps = 0;  // steps before the first whose margin the budget could flip
   while (safe_steps < 32 && g.greedy_margin[safe_steps] > 2 * tolerance) ++safe_steps;
   int agree = 0;
-  while (agree < 32 && result.tokens[agree] == g.greedy_32[agree]) ++agree;
+  while (agree < 32 && tokens[agree] == g.greedy_32[agree]) ++agree;
   std::printf("[ measured ] %s/%s %s: max |logit diff| = %.3g, argmax %d/%d, greedy prefix %d/32 (%d safe)\n",
               model, case_name, weight_type_name(type), c.max_diff, c.argmax_agree, c.argmax_checked, agree,
               safe_steps);

@@ -9,6 +9,7 @@
 
 #include "conversation.h"
 #include "magnetar/convert.h"
+#include "magnetar/engine.h"
 
 namespace magnetar::app {
 
