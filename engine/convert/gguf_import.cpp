@@ -205,6 +205,8 @@ Status plan_gguf(const std::string& path, ConversionPlan* plan) {
     h.rope_local_theta = local_theta;
   }
 
+  if (f.find_tensor("rope_factors_long.weight") != nullptr || f.find_tensor("rope_factors_short.weight") != nullptr)
+    return Status::error(path + ": RoPE scaling longrope (rope_factors_long/short, Phi-3 128k) is not supported");
   if (f.find_tensor("output.weight") == nullptr) h.flags |= format::kFlagTiedEmbeddings;
   // llama.cpp's converter writes Llama 3's llama3 RoPE scaling as per-frequency divisors.
   if (f.find_tensor("rope_freqs.weight") != nullptr) h.flags |= format::kFlagRopeFreqFactors;
