@@ -76,7 +76,7 @@ int info_command(const std::vector<std::string>& argv) {
   const ModelInfo& i = model->info();
   const ModelDetails c = describe_model(*model);
   std::printf("file            %s (%s)\n", i.path.c_str(), mib(i.file_bytes).c_str());
-  std::printf("architecture    %s\n", architecture_name(i.arch));
+  std::printf("architecture    %s (%s)\n", architecture_name(i.arch), architecture_display_name(i.arch));
   std::printf("parameters      %.2f M\n", double(i.n_params) / 1e6);
   std::printf("layers          %d\n", i.n_layers);
   std::printf("dim / ffn       %d / %d\n", i.dim, i.hidden_dim);
@@ -89,13 +89,27 @@ int info_command(const std::vector<std::string>& argv) {
   print_type_summary(c.tensors);
   print_kept_f16(c.tensors);
   std::printf("norm eps        %g\n", double(c.norm_eps));
-  std::printf("rope theta      %g\n", double(c.rope_theta));
+  std::printf("rope theta      %g", double(c.rope_theta));
+  if (c.rope_local_theta > 0) std::printf(" (global layers), %g (sliding layers)", double(c.rope_local_theta));
+  std::printf("\n");
+  if (c.rope_scaling == "linear") std::printf("rope scaling    linear, factor %g\n", double(c.rope_scaling_factor));
+  if (c.rope_scaling == "llama3")
+    std::printf("rope scaling    llama3, factor %g, low/high freq factor %g/%g, original context %d\n",
+                double(c.rope_scaling_factor), double(c.rope_low_freq_factor), double(c.rope_high_freq_factor),
+                c.rope_original_context);
+  if (c.rope_freq_factors) std::printf("rope factors    per frequency (rope_freqs tensor)\n");
+  if (c.qkv_bias) std::printf("qkv bias        yes\n");
+  if (c.qk_norm) std::printf("q/k norm        per head, before RoPE\n");
   std::printf("query scale     %g\n", double(c.query_scale));
   std::printf("activation      %s\n", c.gelu_activation ? "GELU (tanh)" : "SiLU");
   if (c.attn_softcap > 0) std::printf("attn softcap    %g\n", double(c.attn_softcap));
   if (c.final_softcap > 0) std::printf("final softcap   %g\n", double(c.final_softcap));
-  if (c.sliding_window > 0)
-    std::printf("sliding window  %d tokens on layers l %% %d == 0\n", c.sliding_window, c.sliding_period);
+  if (c.sliding_window > 0) {
+    if (c.sliding_period == 0)
+      std::printf("sliding window  %d tokens on every layer\n", c.sliding_window);
+    else
+      std::printf("sliding window  %d tokens on layers l with (l + 1) %% %d != 0\n", c.sliding_window, c.sliding_period);
+  }
   std::printf("tied embeddings %s\n", c.tied_embeddings ? "yes" : "no");
   std::printf("chat template   %s", i.chat_template_origin.c_str());
   if (i.chat_template != ChatTemplate::None) std::printf(" (%s)", chat_template_name(i.chat_template));

@@ -55,6 +55,7 @@ void HandleDroppedPath(UiState& ui, const std::string& path) {
       app.request_load(target.path);
       return;
     case DropKind::HuggingFaceFolder:
+    case DropKind::GgufFile:
     case DropKind::Llama2cCheckpoint:
       if (app.busy()) {
         app.post(Notice::Level::Warning, "Wait for the current task to finish (or stop it) before adding a model.", ui.now);

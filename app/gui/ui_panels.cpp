@@ -160,10 +160,11 @@ void DrawWelcome(UiState& ui) {
   if (app.model.present)
     HelpText("Type a message below to start a chat (Ctrl+N starts another). To switch models, drop "
              "another model folder or .mgn file onto the window, or open the model library.");
-  else HelpText("Drag a Hugging Face model folder (with config.json and .safetensors) anywhere onto this "
-           "window: Magnetar reads it, tells you what it is and how fast it will run, converts it "
-           "once into a single .mgn file, and loads it. A .mgn file you drop loads directly. "
-           "Llama 2, Gemma and Gemma 2 models are supported.");
+  else HelpText((std::string("Drag a Hugging Face model folder (with config.json and .safetensors) or a .gguf "
+                       "file anywhere onto this window: Magnetar reads it, tells you what it is and how "
+                       "fast it will run, converts it once into a single .mgn file, and loads it. A .mgn "
+                       "file you drop loads directly. Supported families: ") +
+                   supported_model_families() + ".").c_str());
   ImGui::PopTextWrapPos();
   ImGui::Dummy(ImVec2(0, 4 * s));
   if (AccentButton("Open a model…")) OpenFileDialog(ui, "");
@@ -474,7 +475,8 @@ void DropDialogContent(UiState& ui) {
   const SourceSummary& sum = inspection.summary;
   if (ImGui::BeginTable("##summary", 2, ImGuiTableFlags_SizingFixedFit)) {
     auto* const row = KeyValueRow;
-    row("What", sum.architecture + "  (" + sum.kind + ")");
+    row("What", sum.family + " · " + sum.architecture + "  (" + sum.kind + ")");
+    if (!sum.notice.empty()) row("Note", sum.notice);
     row("Parameters", format_count(sum.n_params) + "  ·  " + std::to_string(sum.n_layers) + " layers, width " +
                           std::to_string(sum.dim));
     row("Vocabulary", std::to_string(sum.vocab_size) + " tokens");
@@ -505,7 +507,8 @@ void DropDialogContent(UiState& ui) {
       ImGui::TableNextColumn();
       ImGui::TextUnformatted(format_bytes(bytes).c_str());
       ImGui::TableNextColumn();
-      ImGui::TextUnformatted(format_bytes(predicted_ram_bytes(bytes, sum.n_layers, sum.dim, context)).c_str());
+      ImGui::TextUnformatted(format_bytes(predicted_ram_bytes(bytes, sum.n_layers, sum.n_kv_heads, sum.head_dim, context,
+                                                                ui.app->settings.kv_type)).c_str());
       ImGui::TableNextColumn();
       if (ui.machine.ready) ImGui::Text("%.1f tok/s", predicted_tokens_per_second(bytes, ui.machine.best_gbps));
       else ImGui::TextDisabled("measuring…");

@@ -108,6 +108,20 @@ ModelDetails describe_model(const Model& model) {
   d.sliding_period = c.sliding_period;
   d.gelu_activation = c.activation == format::Activation::GeluTanh;
   d.tied_embeddings = c.tied_embeddings;
+  const format::FileHeader& h = m.view.header;
+  d.rope_local_theta = h.rope_local_theta;
+  switch (static_cast<format::RopeScaling>(h.rope_scaling)) {
+    case format::RopeScaling::None: break;
+    case format::RopeScaling::Linear: d.rope_scaling = "linear"; break;
+    case format::RopeScaling::Llama3: d.rope_scaling = "llama3"; break;
+  }
+  d.rope_scaling_factor = h.rope_scaling_factor;
+  d.rope_low_freq_factor = h.rope_low_freq_factor;
+  d.rope_high_freq_factor = h.rope_high_freq_factor;
+  d.rope_original_context = int(h.rope_original_context);
+  d.rope_freq_factors = m.weights.rope_freqs != nullptr;
+  d.qkv_bias = c.qkv_bias;
+  d.qk_norm = c.qk_norm;
   for (const auto& t : m.view.tensors)
     d.tensors.push_back({t.name, convert::weight_type_of(t.dtype), t.n_dims, t.rows, t.cols, t.bytes});
   d.tokenizer_pieces = m.tokenizer.vocab_size();

@@ -12,13 +12,14 @@
 #include <memory>
 #include <vector>
 
-#include "convert/input_file.h"
 #include "convert/gguf_import.h"
+#include "convert/input_file.h"
 #include "kernels/quant.h"
 #include "kernels/type_traits.h"
 #include "convert/plan.h"
 #include "format/model_writer.h"
 #include "kernels/kernels.h"
+#include "magnetar/engine.h"
 
 namespace magnetar {
 
@@ -389,11 +390,15 @@ Status inspect_source(const std::string& source_path, SourceSummary* out) {
   MAGNETAR_TRY(plan_source(source_path, "", &plan));
   out->architecture = plan.architecture;
   out->kind = plan.kind;
+  out->family = architecture_display_name(static_cast<Architecture>(plan.header.architecture));
+  out->notice = plan.notice;
   out->source_bytes = plan.source_bytes;
   out->n_layers = static_cast<int>(plan.header.n_layers);
   out->dim = static_cast<int>(plan.header.dim);
   out->vocab_size = static_cast<int>(plan.header.vocab_size);
   out->max_context = static_cast<int>(plan.header.max_context);
+  out->n_kv_heads = static_cast<int>(plan.header.n_kv_heads);
+  out->head_dim = static_cast<int>(plan.header.head_dim);
   out->n_tensors = static_cast<int>(plan.tensors.size());
   out->tokenizer_bytes = plan.tokenizer.size() + plan.chat_template.size();
   for (const PlannedTensor& t : plan.tensors) {

@@ -10,6 +10,8 @@
 
 #include "convert/gguf_bpe_vocab.h"
 #include "convert/input_file.h"
+#include "convert/plan_tensors.h"
+#include "format/architecture.h"
 #include "convert/tokenizer_files.h"
 #include "core/platform.h"
 #include "tokenizer/chat_template.h"
@@ -20,17 +22,6 @@
 namespace magnetar::convert {
 namespace {
 
-struct GgufArchitecture {
-  const char* gguf_name;  // general.architecture
-  const char* hf_name;    // ConversionPlan::architecture (as the HF planner reports it)
-  Architecture arch;
-};
-constexpr GgufArchitecture kArchitectures[] = {
-    {"llama", "LlamaForCausalLM", Architecture::Llama},
-    {"gemma", "GemmaForCausalLM", Architecture::Gemma},
-    {"gemma2", "Gemma2ForCausalLM", Architecture::Gemma2},
-};
-
 Status optional_id(const gguf::File& f, const std::string& key, int* id) {
   if (f.find(key) == nullptr) return Status::ok();
   uint32_t v = 0;
@@ -40,94 +31,48 @@ Status optional_id(const gguf::File& f, const std::string& key, int* id) {
   return Status::ok();
 }
 
-// Tensor planning against the parsed GGUF (shapes checked, types limited to what the runner reads).
-class GgufTensorPlanner {
- public:
-  GgufTensorPlanner(std::string path, const gguf::File& file, ConversionPlan* plan)
-      : path_(std::move(path)), file_(file), plan_(plan) {}
+std::string gguf_shape(const gguf::Tensor& t) {
+  std::string s = "[";
+  for (uint32_t d = 0; d < t.n_dims; ++d) s += (d ? ", " : "") + std::to_string(t.ne[d]);
+  return s + "]";
+}
 
-  // `name` as a [rows, cols] source (cols = 0: a vector of `rows` values).
-  Status source(const std::string& name, uint64_t rows, uint64_t cols, uint64_t rope_heads,
-                SourceRange* out) const {
-    const gguf::Tensor* t = file_.find_tensor(name);
-    if (t == nullptr) return Status::error(path_ + ": missing tensor " + name);
-    const bool vector = cols == 0;
-    const uint32_t want_dims = vector ? 1 : 2;
-    const uint64_t want0 = vector ? rows : cols, want1 = vector ? 1 : rows;
-    if (t->n_dims != want_dims || t->ne[0] != want0 || t->ne[1] != want1)
-      return Status::error(path_ + ": tensor " + name + " has shape " + shape(*t) + ", expected " +
-                           (vector ? "[" + std::to_string(rows) + "]"
-                                   : "[" + std::to_string(cols) + ", " + std::to_string(rows) + "]") +
-                           " (GGUF order: innermost first) from the metadata");
-    SourceDType dtype = SourceDType::Blocks;
-    format::DType block_type = format::DType::F32;
-    switch (gguf::TensorType(t->ggml_type)) {
-      case gguf::TensorType::F32: dtype = SourceDType::F32; break;
-      case gguf::TensorType::F16: dtype = SourceDType::F16; break;
-      case gguf::TensorType::BF16: dtype = SourceDType::BF16; break;
-      default:
-        // Block types: every one with a format::DType is copied as stored (kernels/type_traits.h).
-        if (!format::dtype_from_ggml(t->ggml_type, &block_type) || !format::dtype_is_quantized(block_type))
-          return Status::error(path_ + ": tensor " + name + " is " + gguf::tensor_type_name(t->ggml_type) +
-                               "; GGUF import reads F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, "
-                               "Q3_K, Q4_K, Q5_K, Q6_K, IQ4_NL and IQ4_XS tensors");
-        if (!format::dtype_fits_cols(block_type, t->ne[0]))
-          return Status::error(path_ + ": tensor " + name + " rows are not whole blocks");
-    }
-    out->file = path_;
-    out->name = name;
-    out->offset = t->offset;
-    out->dtype = dtype;
-    out->block_type = block_type;
-    out->rows = vector ? 1 : rows;
-    out->cols = vector ? rows : cols;
-    out->interleaved_rope_heads = rope_heads;
-    return Status::ok();
+// `name` as a [rows, cols] source (cols = 0: a vector of `rows` values). F32/F16/BF16 are widened;
+// every block type with a format::DType is copied as stored (kernels/type_traits.h).
+Status find_gguf_source(const std::string& path, const gguf::File& file, const std::string& name, uint64_t rows,
+                        uint64_t cols, SourceRange* out) {
+  const gguf::Tensor* t = file.find_tensor(name);
+  if (t == nullptr) return Status::error(path + ": missing tensor " + name);
+  const bool vector = cols == 0;
+  const uint32_t want_dims = vector ? 1 : 2;
+  const uint64_t want0 = vector ? rows : cols, want1 = vector ? 1 : rows;
+  if (t->n_dims != want_dims || t->ne[0] != want0 || t->ne[1] != want1)
+    return Status::error(path + ": tensor " + name + " has shape " + gguf_shape(*t) + ", expected " +
+                         (vector ? show_shape({rows}) : show_shape({cols, rows})) +
+                         " (GGUF order: innermost first) from the metadata");
+  SourceDType dtype = SourceDType::Blocks;
+  format::DType block_type = format::DType::F32;
+  switch (gguf::TensorType(t->ggml_type)) {
+    case gguf::TensorType::F32: dtype = SourceDType::F32; break;
+    case gguf::TensorType::F16: dtype = SourceDType::F16; break;
+    case gguf::TensorType::BF16: dtype = SourceDType::BF16; break;
+    default:
+      if (!format::dtype_from_ggml(t->ggml_type, &block_type) || !format::dtype_is_quantized(block_type))
+        return Status::error(path + ": tensor " + name + " is " + gguf::tensor_type_name(t->ggml_type) +
+                             "; GGUF import reads F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, "
+                             "Q3_K, Q4_K, Q5_K, Q6_K, IQ4_NL and IQ4_XS tensors");
+      if (!format::dtype_fits_cols(block_type, t->ne[0]))
+        return Status::error(path + ": tensor " + name + " rows are not whole blocks");
   }
-
-  Status matrix(const std::string& out_name, const std::vector<std::string>& sources,
-                const std::vector<uint64_t>& rows, uint64_t cols,
-                const std::vector<uint64_t>& rope_heads = {}) {
-    PlannedTensor t;
-    t.name = out_name;
-    t.n_dims = 2;
-    t.rows = 0;
-    t.cols = cols;
-    for (size_t i = 0; i < sources.size(); ++i) {
-      SourceRange r;
-      MAGNETAR_TRY(source(sources[i], rows[i], cols, i < rope_heads.size() ? rope_heads[i] : 0, &r));
-      t.rows += rows[i];
-      t.parts.push_back(r);
-    }
-    plan_->tensors.push_back(std::move(t));
-    return Status::ok();
-  }
-
-  Status norm(const std::string& out_name, const std::string& source_name, uint64_t dim) {
-    PlannedTensor t;
-    t.name = out_name;
-    t.n_dims = 1;
-    t.rows = 1;
-    t.cols = dim;
-    t.is_norm = true;
-    t.add = 0.0f;  // Gemma's 1 + w is already folded in by llama.cpp's converter
-    SourceRange r;
-    MAGNETAR_TRY(source(source_name, dim, 0, 0, &r));
-    t.parts.push_back(r);
-    plan_->tensors.push_back(std::move(t));
-    return Status::ok();
-  }
-
- private:
-  static std::string shape(const gguf::Tensor& t) {
-    std::string s = "[";
-    for (uint32_t d = 0; d < t.n_dims; ++d) s += (d ? ", " : "") + std::to_string(t.ne[d]);
-    return s + "]";
-  }
-  std::string path_;
-  const gguf::File& file_;
-  ConversionPlan* plan_;
-};
+  out->file = path;
+  out->name = name;
+  out->offset = t->offset;
+  out->dtype = dtype;
+  out->block_type = block_type;
+  out->rows = vector ? 1 : rows;
+  out->cols = vector ? rows : cols;
+  return Status::ok();
+}
 
 }  // namespace
 
@@ -153,14 +98,12 @@ Status plan_gguf(const std::string& path, ConversionPlan* plan) {
 
   std::string_view arch_name;
   MAGNETAR_TRY(f.get_string("general.architecture", &arch_name).with_context(path));
-  const GgufArchitecture* arch = nullptr;
-  for (const auto& a : kArchitectures)
-    if (arch_name == a.gguf_name) arch = &a;
+  const format::ArchitectureTraits* arch = format::find_gguf_architecture(arch_name);
   if (arch == nullptr)
     return Status::error(path + ": GGUF architecture \"" + std::string(arch_name.substr(0, 40)) +
-                         "\" is not supported (supported: llama, gemma, gemma2)");
-  plan->architecture = arch->hf_name;
-  const bool gemma = arch->arch != Architecture::Llama;
+                         "\" is not supported (supported: " + format::supported_gguf_architectures() + ")");
+  plan->architecture = arch->hf_names[0];
+  const bool gemma = arch->norm_plus_one;
   const bool gemma2 = arch->arch == Architecture::Gemma2;
   const std::string a = arch->gguf_name;
 
@@ -202,14 +145,17 @@ Status plan_gguf(const std::string& path, ConversionPlan* plan) {
   if (f.find(a + ".rope.freq_base") != nullptr) MAGNETAR_TRY(f.get_f32(a + ".rope.freq_base", &theta).with_context(path));
   if (!(eps > 0) || !(theta > 0) || !std::isfinite(eps) || !std::isfinite(theta))
     return Status::error(path + ": the RMS norm epsilon and RoPE base must be positive");
-  if (const gguf::Value* scaling = f.find(a + ".rope.scaling.type")) {
-    if (scaling->type != gguf::ValueType::String || scaling->string != "none")
-      return Status::error(path + ": RoPE scaling (" + a + ".rope.scaling.type) is not supported");
-  }
-  if (f.find(a + ".rope.scaling.factor") != nullptr) {
-    float factor = 1.0f;
-    MAGNETAR_TRY(f.get_f32(a + ".rope.scaling.factor", &factor).with_context(path));
-    if (factor != 1.0f) return Status::error(path + ": RoPE scaling factors are not supported");
+  format::RopeScaling scaling = format::RopeScaling::None;
+  float scaling_factor = 0.0f;
+  if (const gguf::Value* type = f.find(a + ".rope.scaling.type")) {
+    if (type->type != gguf::ValueType::String || (type->string != "none" && type->string != "linear"))
+      return Status::error(path + ": RoPE scaling " + a + ".rope.scaling.type is not supported (none, linear)");
+    if (type->string == "linear") {
+      scaling = format::RopeScaling::Linear;
+      MAGNETAR_TRY(f.get_f32(a + ".rope.scaling.factor", &scaling_factor).with_context(path));
+      if (!(scaling_factor > 0) || !std::isfinite(scaling_factor))
+        return Status::error(path + ": " + a + ".rope.scaling.factor must be positive");
+    }
   }
 
   // Vocabulary first: its size is the embedding's row count. SentencePiece ("llama") or
@@ -245,11 +191,12 @@ Status plan_gguf(const std::string& path, ConversionPlan* plan) {
   h.activation = uint32_t(gemma ? format::Activation::GeluTanh : format::Activation::Silu);
   h.norm_eps = eps;
   h.rope_theta = theta;
+  h.rope_scaling = uint32_t(scaling);
+  h.rope_scaling_factor = scaling_factor;
   h.query_scale = float(1.0 / std::sqrt(double(head_dim)));
-  if (gemma) h.flags |= format::kFlagEmbedScaleSqrtDim;
-  if (gemma2) {
-    uint32_t window = 4096;
-    MAGNETAR_TRY(get_u32(a + ".attention.sliding_window", 1, 1u << 24, &window, &window));
+  if (arch->embed_scale) h.flags |= format::kFlagEmbedScaleSqrtDim;
+  if (arch->sandwich_norms) h.flags |= format::kFlagPostNorms;
+  if (arch->softcaps) {
     float attn_cap = 0.0f, final_cap = 0.0f;
     if (f.find(a + ".attn_logit_softcapping") != nullptr)
       MAGNETAR_TRY(f.get_f32(a + ".attn_logit_softcapping", &attn_cap).with_context(path));
@@ -257,41 +204,49 @@ Status plan_gguf(const std::string& path, ConversionPlan* plan) {
       MAGNETAR_TRY(f.get_f32(a + ".final_logit_softcapping", &final_cap).with_context(path));
     if (!(attn_cap >= 0) || !(final_cap >= 0))
       return Status::error(path + ": softcapping values must not be negative");
-    h.flags |= format::kFlagPostNorms;
-    h.sliding_window = window;
-    h.sliding_window_period = 2;  // layer i slides when i % 2 == 0
-    // GGUF has no query_pre_attn_scalar; llama.cpp uses 1/sqrt(head_dim), except for the 27B
-    // model (46 layers), whose scalar is hidden / heads.
-    if (n_layers == 46) h.query_scale = float(1.0 / std::sqrt(double(dim) / n_heads));
     h.attn_softcap = attn_cap;
     h.final_softcap = final_cap;
   }
-
-  const bool tied = f.find_tensor("output.weight") == nullptr;
-  if (tied) h.flags |= format::kFlagTiedEmbeddings;
-  const uint64_t D = dim, F = hidden, V = vocab;
-  const uint64_t q_rows = uint64_t(n_heads) * head_dim, kv_rows = uint64_t(n_kv_heads) * head_dim;
-  // llama.cpp stores llama's q/k rows interleaved per head; Gemma's as in Hugging Face.
-  const uint64_t q_rope = gemma ? 0 : n_heads, k_rope = gemma ? 0 : n_kv_heads;
-  GgufTensorPlanner tp(path, f, plan);
-  MAGNETAR_TRY((tp.matrix("tok_embeddings", {"token_embd.weight"}, {V}, D)));
-  for (uint32_t i = 0; i < n_layers; ++i) {
-    const std::string src = "blk." + std::to_string(i) + ".";
-    const std::string dst = "layers." + std::to_string(i) + ".";
-    MAGNETAR_TRY(tp.norm(dst + "attn_norm", src + "attn_norm.weight", D));
-    MAGNETAR_TRY((tp.matrix(dst + "wqkv", {src + "attn_q.weight", src + "attn_k.weight", src + "attn_v.weight"},
-                            {q_rows, kv_rows, kv_rows}, D, {q_rope, k_rope, 0})));
-    MAGNETAR_TRY((tp.matrix(dst + "wo", {src + "attn_output.weight"}, {D}, q_rows)));
-    if (gemma2) MAGNETAR_TRY(tp.norm(dst + "post_attn_norm", src + "post_attention_norm.weight", D));
-    MAGNETAR_TRY(tp.norm(dst + "ffn_norm", src + "ffn_norm.weight", D));
-    MAGNETAR_TRY((tp.matrix(dst + "w_gate_up", {src + "ffn_gate.weight", src + "ffn_up.weight"}, {F, F}, D)));
-    MAGNETAR_TRY((tp.matrix(dst + "w_down", {src + "ffn_down.weight"}, {D}, F)));
-    if (gemma2) MAGNETAR_TRY(tp.norm(dst + "post_ffn_norm", src + "post_ffw_norm.weight", D));
+  if (gemma2) {
+    // GGUF has no query_pre_attn_scalar; llama.cpp uses 1/sqrt(head_dim), except for the 27B
+    // model (46 layers), whose scalar is hidden / heads.
+    if (n_layers == 46) h.query_scale = float(1.0 / std::sqrt(double(dim) / n_heads));
   }
-  MAGNETAR_TRY(tp.norm("output_norm", "output_norm.weight", D));
-  if (!tied) MAGNETAR_TRY((tp.matrix("output", {"output.weight"}, {V}, D)));
-  for (const PlannedTensor& t : plan->tensors)
-    for (const SourceRange& r : t.parts) plan->bytes_to_read += r.bytes();
+  if (arch->sliding != format::SlidingLayers::None && f.find(a + ".attention.sliding_window") != nullptr) {
+    uint32_t window = 0;
+    MAGNETAR_TRY(get_u32(a + ".attention.sliding_window", 0, 1u << 30, nullptr, &window));
+    h.sliding_window = window;
+    // llama.cpp's fixed layer patterns: Gemma 2 every other layer, Gemma 3 five of six.
+    uint32_t period = arch->sliding == format::SlidingLayers::All ? 0 : gemma2 ? 2 : 6;
+    MAGNETAR_TRY(get_u32(a + ".attention.sliding_window_pattern", 0, 4096, &period, &period));
+    h.sliding_window_period = period;
+  } else if (gemma2) {
+    h.sliding_window = 4096, h.sliding_window_period = 2;
+  }
+  if (arch->local_rope_base) {
+    float local_theta = 10000.0f;  // llama.cpp's Gemma 3 default when the file does not say
+    if (f.find(a + ".rope.freq_base_swa") != nullptr)
+      MAGNETAR_TRY(f.get_f32(a + ".rope.freq_base_swa", &local_theta).with_context(path));
+    if (!(local_theta > 0) || !std::isfinite(local_theta))
+      return Status::error(path + ": " + a + ".rope.freq_base_swa must be positive");
+    h.rope_local_theta = local_theta;
+  }
+
+  if (f.find_tensor("rope_factors_long.weight") != nullptr || f.find_tensor("rope_factors_short.weight") != nullptr)
+    return Status::error(path + ": RoPE scaling longrope (rope_factors_long/short, Phi-3 128k) is not supported");
+  if (f.find_tensor("output.weight") == nullptr) h.flags |= format::kFlagTiedEmbeddings;
+  // llama.cpp's converter writes Llama 3's llama3 RoPE scaling as per-frequency divisors.
+  if (f.find_tensor("rope_freqs.weight") != nullptr) h.flags |= format::kFlagRopeFreqFactors;
+  TensorPlanOptions tensor_options;
+  tensor_options.format = format::SourceFormat::Gguf;
+  tensor_options.fold_norm_plus_one = false;  // llama.cpp's converter stored Gemma's 1 + w already
+  tensor_options.unpermute_rope_rows = arch->gguf_rope_interleaved;
+  MAGNETAR_TRY(plan_model_tensors(
+      *arch, tensor_options,
+      [&](const std::string& name, uint64_t rows, uint64_t cols, SourceRange* out) {
+        return find_gguf_source(path, f, name, rows, cols, out);
+      },
+      plan));
 
   // Tokenizer, special ids, chat template.
   if (bpe) {

@@ -1,16 +1,24 @@
-// GGUF import: turns a GGUF file (llama, gemma, gemma2) into a conversion plan — header from the
-// GGUF metadata, canonical tensors from GGUF's tensors, and a SentencePiece tokenizer written
-// from the tokenizer.ggml.* vocabulary.
+// GGUF import: turns a GGUF file (the architecture table's gguf names: llama, gemma, gemma2,
+// qwen2, qwen3, gemma3, phi3) into a conversion plan — header from the GGUF metadata, canonical
+// tensors from llama.cpp's tensor names (format/architecture.h), and a tokenizer from the
+// tokenizer.ggml.* vocabulary (a SentencePiece model for "llama", a tokenizer.json for "gpt2").
 //
 // GGUF conventions mapped back to what the forward pass expects:
 //   - llama q/k rows are stored in the interleaved RoPE order (llama.cpp's converter permutes
 //     Hugging Face's rotate-half rows); the plan marks them like llama2.c's, so the runner
 //     permutes them back. Gemma's q/k are not permuted by llama.cpp (NeoX-style RoPE).
-//   - Gemma/Gemma 2 norm weights are stored with the "1 +" already folded in: taken as is.
+//   - Gemma norm weights (Gemma 3's q/k norms too) are stored with the "1 +" already folded in:
+//     taken as is.
+//   - Llama 3's llama3 RoPE scaling is a rope_freqs tensor of per-frequency divisors: kept as
+//     the model file's rope_freqs. Gemma 3's layer pattern and local RoPE base are llama.cpp's
+//     defaults (5 of 6 layers slide, base 10000) unless the file gives
+//     attention.sliding_window_pattern / rope.freq_base_swa.
 //   - ne = {cols, rows}: GGUF lists the innermost dimension first.
-//   - Q8_0 / Q4_0 tensors converted to the same type are copied block for block (never
-//     requantised); to other types they are dequantized.
-// Not here: other GGUF tensor types (K-quants, ...), architectures other than llama/gemma/gemma2.
+//   - Block-quantized tensors (Q8_0, Q4_0, K-quants, IQ4, ...) converted to the same type are
+//     copied block for block (never requantised); to other types they are dequantized. A fused
+//     matrix whose sources differ in type is stored as its parts (format::fused_parts).
+// Not here: architectures outside the table, Gemma 3 27B's query scale (GGUF has no
+// query_pre_attn_scalar).
 #pragma once
 #include <string>
 

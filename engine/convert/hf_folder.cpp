@@ -1,6 +1,7 @@
-// Planning the conversion of a Hugging Face folder: config.json → header, safetensors tensors →
-// canonical tensors (q/k/v fused into wqkv, gate/up into w_gate_up, Gemma norms as 1 + w),
-// tokenizer.model + tokenizer_config.json + generation_config.json → tokenizer, ids, template.
+// Planning the conversion of a Hugging Face folder: config.json → header (the family's options
+// from format/architecture.h), safetensors tensors → canonical tensors (plan_tensors.h: q/k/v
+// fused into wqkv, gate/up into w_gate_up, Gemma norms as 1 + w), tokenizer.model or
+// tokenizer.json + tokenizer_config.json + generation_config.json → tokenizer, ids, template.
 #include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
@@ -9,6 +10,8 @@
 #include "convert/input_file.h"
 #include "convert/json_input.h"
 #include "convert/plan.h"
+#include "convert/plan_tensors.h"
+#include "format/architecture.h"
 #include "convert/tokenizer_files.h"
 #include "magnetar/engine.h"
 #include "tokenizer/chat_template.h"
@@ -23,22 +26,6 @@ namespace {
 
 constexpr uint64_t kMaxJsonBytes = 16ull << 20;
 constexpr uint64_t kMaxTokenizerBytes = 256ull << 20;
-
-struct ArchitectureInfo {
-  const char* name;
-  Architecture arch;
-};
-constexpr ArchitectureInfo kArchitectures[] = {
-    {"LlamaForCausalLM", Architecture::Llama},
-    {"GemmaForCausalLM", Architecture::Gemma},
-    {"Gemma2ForCausalLM", Architecture::Gemma2},
-};
-
-std::string supported_architectures() {
-  std::string s;
-  for (const auto& a : kArchitectures) s += (s.empty() ? "" : ", ") + std::string(a.name);
-  return s;
-}
 
 Status read_json_file(const std::string& path, json* out) {
   return read_json_object_file(path, kMaxJsonBytes, out);
@@ -147,8 +134,9 @@ Status parse_activation(const std::string& name, const std::string& path, format
 }
 
 // Weights of a layer past num_hidden_layers mean the config describes a truncated model.
-Status check_no_extra_layers(const SafetensorsSet& set, int64_t n_layers, const std::string& config_path) {
-  const std::string prefix = "model.layers.";
+Status check_no_extra_layers(const SafetensorsSet& set, const std::string& name_prefix, int64_t n_layers,
+                             const std::string& config_path) {
+  const std::string prefix = name_prefix + "model.layers.";
   for (const auto& [name, where] : set.by_name) {
     if (name.rfind(prefix, 0) != 0) continue;
     const size_t dot = name.find('.', prefix.size());
@@ -164,76 +152,114 @@ Status check_no_extra_layers(const SafetensorsSet& set, int64_t n_layers, const 
   return Status::ok();
 }
 
-class TensorPlanner {
- public:
-  TensorPlanner(std::string folder, const SafetensorsSet& set, ConversionPlan* plan)
-      : folder_(std::move(folder)), set_(set), plan_(plan) {}
+// The source tensor `name` with exactly the shape {rows, cols} (cols = 0: 1-D of rows).
+Status find_source(const std::string& folder, const SafetensorsSet& set, const std::string& name,
+                   uint64_t rows, uint64_t cols, SourceRange* out) {
+  const SafetensorsFile* file = nullptr;
+  const SafetensorsTensor* t = set.find(name, &file);
+  if (!t) return Status::error(folder + ": missing tensor " + name + " in the safetensors files");
+  if (t->dtype == SourceDType::Other)
+    return Status::error(file->path + ": tensor " + name + " has dtype " + abridged(t->dtype_name) +
+                         "; supported: F32, F16, BF16");
+  std::vector<uint64_t> want = cols ? std::vector<uint64_t>{rows, cols} : std::vector<uint64_t>{rows};
+  if (t->shape != want)
+    return Status::error(file->path + ": tensor " + name + " has shape " + show_shape(t->shape) +
+                         ", expected " + show_shape(want) + " from config.json");
+  out->file = file->path;
+  out->name = name;
+  out->offset = t->data_offset;
+  out->dtype = t->dtype;
+  out->rows = cols ? rows : 1;
+  out->cols = cols ? cols : rows;
+  return Status::ok();
+}
 
-  // The source tensor `name` with exactly the shape {rows, cols} (cols = 0: 1-D of rows).
-  Status source(const std::string& name, uint64_t rows, uint64_t cols, SourceRange* out) const {
-    const SafetensorsFile* file = nullptr;
-    const SafetensorsTensor* t = set_.find(name, &file);
-    if (!t) return Status::error(folder_ + ": missing tensor " + name + " in the safetensors files");
-    if (t->dtype == SourceDType::Other)
-      return Status::error(file->path + ": tensor " + name + " has dtype " + abridged(t->dtype_name) +
-                           "; supported: F32, F16, BF16");
-    std::vector<uint64_t> want = cols ? std::vector<uint64_t>{rows, cols}
-                                      : std::vector<uint64_t>{rows};
-    if (t->shape != want) {
-      auto show = [](const std::vector<uint64_t>& s) {
-        std::string r = "[";
-        for (size_t i = 0; i < s.size(); ++i) r += (i ? ", " : "") + std::to_string(s[i]);
-        return r + "]";
-      };
-      return Status::error(file->path + ": tensor " + name + " has shape " + show(t->shape) +
-                           ", expected " + show(want) + " from config.json");
+// rope_scaling → header fields. Types not implemented are named in the error.
+Status parse_rope_scaling(const json& config, const std::string& path, FileHeader* h) {
+  if (!config.contains("rope_scaling") || config["rope_scaling"].is_null()) return Status::ok();
+  const json& r = config["rope_scaling"];
+  if (!r.is_object()) return Status::error(path + ": rope_scaling must be an object or null");
+  std::string type;
+  for (const char* key : {"rope_type", "type"})
+    if (r.contains(key) && r[key].is_string()) type = r[key].get<std::string>();
+  if (type == "default") return Status::ok();
+  ConfigReader reader(r, path + " rope_scaling");
+  double factor = 0;
+  if (type == "linear" || type == "llama3") MAGNETAR_TRY(reader.get_float("factor", std::nullopt, &factor));
+  if (type == "linear") {
+    if (!(factor > 0)) return Status::error(path + ": rope_scaling factor must be positive");
+    h->rope_scaling = uint32_t(format::RopeScaling::Linear);
+    h->rope_scaling_factor = float(factor);
+    return Status::ok();
+  }
+  if (type == "llama3") {
+    double low, high;
+    int64_t original;
+    MAGNETAR_TRY(reader.get_float("low_freq_factor", std::nullopt, &low));
+    MAGNETAR_TRY(reader.get_float("high_freq_factor", std::nullopt, &high));
+    MAGNETAR_TRY(reader.get_int("original_max_position_embeddings", 1, 1 << 24, std::nullopt, &original));
+    if (!(factor > 0) || !(low > 0) || !(high > low))
+      return Status::error(path + ": llama3 rope_scaling needs factor > 0 and high_freq_factor > "
+                           "low_freq_factor > 0");
+    h->rope_scaling = uint32_t(format::RopeScaling::Llama3);
+    h->rope_scaling_factor = float(factor);
+    h->rope_low_freq_factor = float(low);
+    h->rope_high_freq_factor = float(high);
+    h->rope_original_context = uint32_t(original);
+    return Status::ok();
+  }
+  return Status::error(path + ": rope_scaling type \"" + (type.empty() ? json_excerpt(r) : abridged(type)) +
+                       "\" is not supported (supported: default, linear, llama3; not yet: longrope, "
+                       "yarn, dynamic)");
+}
+
+// Which layers slide: header.sliding_window / sliding_window_period from sliding_window and,
+// for pattern families, layer_types or sliding_window_pattern.
+Status parse_sliding_layers(const format::ArchitectureTraits& a, const ConfigReader& cfg, const json& config,
+                            const std::string& path, uint32_t n_layers, FileHeader* h) {
+  bool use_sliding_window;
+  MAGNETAR_TRY(cfg.get_bool("use_sliding_window", false, &use_sliding_window));
+  if (use_sliding_window)
+    return Status::error(path + ": use_sliding_window (sliding layers from max_window_layers on) is not "
+                         "supported");
+  if (a.sliding == format::SlidingLayers::None) return Status::ok();
+  int64_t window = 0;
+  MAGNETAR_TRY(cfg.get_int("sliding_window", 0, 1 << 30, 0, &window));
+  if (window == 0) return Status::ok();
+  h->sliding_window = uint32_t(std::min<int64_t>(window, UINT32_MAX));
+  if (a.sliding == format::SlidingLayers::All) {
+    h->sliding_window_period = 0;
+    return Status::ok();
+  }
+  int64_t period = 0;
+  if (config.contains("layer_types") && config["layer_types"].is_array()) {
+    // Only the periodic form (layer i full iff (i + 1) % period == 0) is stored in the header.
+    const json& types = config["layer_types"];
+    if (types.size() != n_layers)
+      return Status::error(path + ": layer_types has " + std::to_string(types.size()) + " entries for " +
+                           std::to_string(n_layers) + " layers");
+    std::vector<bool> slides;
+    for (const json& t : types) {
+      if (!t.is_string() || (t != "sliding_attention" && t != "full_attention"))
+        return Status::error(path + ": layer_types entry " + json_excerpt(t) + " is not sliding_attention or "
+                             "full_attention");
+      slides.push_back(t == "sliding_attention");
     }
-    out->file = file->path;
-    out->name = name;
-    out->offset = t->data_offset;
-    out->dtype = t->dtype;
-    out->rows = cols ? rows : 1;
-    out->cols = cols ? cols : rows;
-    return Status::ok();
+    int64_t first_full = -1;
+    for (size_t i = 0; i < slides.size() && first_full < 0; ++i)
+      if (!slides[i]) first_full = int64_t(i);
+    period = first_full < 0 ? 0 : first_full + 1;
+    for (size_t i = 0; i < slides.size(); ++i)
+      if (slides[i] != (period == 0 || int64_t(i + 1) % period != 0))
+        return Status::error(path + ": layer_types is not a repeating pattern of sliding layers then one "
+                             "full layer, which is all this build supports");
+    if (period == 1) h->sliding_window = 0;  // no layer slides
+  } else {
+    MAGNETAR_TRY(cfg.get_int("sliding_window_pattern", 1, 4096, std::nullopt, &period));
   }
-
-  Status matrix(const std::string& out_name, const std::vector<std::string>& sources,
-                const std::vector<uint64_t>& rows, uint64_t cols) {
-    PlannedTensor t;
-    t.name = out_name;
-    t.n_dims = 2;
-    t.rows = 0;
-    t.cols = cols;
-    for (size_t i = 0; i < sources.size(); ++i) {
-      SourceRange r;
-      MAGNETAR_TRY(source(sources[i], rows[i], cols, &r));
-      t.rows += rows[i];
-      t.parts.push_back(r);
-    }
-    plan_->tensors.push_back(std::move(t));
-    return Status::ok();
-  }
-
-  Status norm(const std::string& out_name, const std::string& source_name, uint64_t dim, float add) {
-    PlannedTensor t;
-    t.name = out_name;
-    t.n_dims = 1;
-    t.rows = 1;
-    t.cols = dim;
-    t.is_norm = true;
-    t.add = add;
-    SourceRange r;
-    MAGNETAR_TRY(source(source_name, dim, 0, &r));
-    t.parts.push_back(r);
-    plan_->tensors.push_back(std::move(t));
-    return Status::ok();
-  }
-
- private:
-  std::string folder_;
-  const SafetensorsSet& set_;
-  ConversionPlan* plan_;
-};
+  h->sliding_window_period = uint32_t(period);
+  return Status::ok();
+}
 
 }  // namespace
 
@@ -243,27 +269,38 @@ Status plan_hf_folder(const std::string& folder, ConversionPlan* plan) {
   const std::string config_path = join_path(folder, "config.json");
   if (!is_regular_file(config_path))
     return Status::error(folder + ": no config.json (is this a Hugging Face model folder?)");
-  json config;
-  MAGNETAR_TRY(read_json_file(config_path, &config));
-  ConfigReader cfg(config, config_path);
+  json file_config;
+  MAGNETAR_TRY(read_json_file(config_path, &file_config));
 
   // Architecture.
   std::string arch_name;
-  if (config.contains("architectures") && config["architectures"].is_array() &&
-      !config["architectures"].empty() && config["architectures"][0].is_string())
-    arch_name = config["architectures"][0].get<std::string>();
+  if (file_config.contains("architectures") && file_config["architectures"].is_array() &&
+      !file_config["architectures"].empty() && file_config["architectures"][0].is_string())
+    arch_name = file_config["architectures"][0].get<std::string>();
   if (arch_name.empty())
     return Status::error(config_path + ": no \"architectures\" entry; supported: " +
-                         supported_architectures());
-  const ArchitectureInfo* arch = nullptr;
-  for (const auto& a : kArchitectures)
-    if (arch_name == a.name) arch = &a;
+                         format::supported_hf_architectures());
+  const format::ArchitectureTraits* arch = format::find_hf_architecture(arch_name);
   if (!arch)
     return Status::error(config_path + ": architecture " + abridged(arch_name) +
-                         " is not supported; supported: " + supported_architectures());
+                         " is not supported; supported: " + format::supported_hf_architectures());
   plan->architecture = arch_name;
-  const bool gemma = arch->arch != Architecture::Llama;
-  const bool gemma2 = arch->arch == Architecture::Gemma2;
+  // A multimodal checkpoint: its language model's config is text_config, its tensors carry the
+  // language_model. prefix, and the vision tower is left out.
+  const bool multimodal = arch_name == "Gemma3ForConditionalGeneration";
+  TensorPlanOptions tensor_options;
+  tensor_options.format = format::SourceFormat::HuggingFace;
+  tensor_options.fold_norm_plus_one = arch->norm_plus_one;
+  json config = arch->hf_config_defaults ? json::parse(arch->hf_config_defaults) : json::object();
+  const json& given = multimodal ? file_config.value("text_config", json()) : file_config;
+  if (!given.is_object()) return Status::error(config_path + ": no \"text_config\" object for " + arch_name);
+  for (const auto& [key, value] : given.items())
+    if (!value.is_null() || !config.contains(key)) config[key] = value;
+  if (multimodal) {
+    tensor_options.name_prefix = "language_model.";
+    plan->notice = "the vision tower is skipped: Magnetar runs the language model only";
+  }
+  ConfigReader cfg(config, config_path);
 
   // Hyperparameters.
   int64_t n_layers, dim, hidden, n_heads, n_kv_heads, head_dim, vocab, max_context;
@@ -275,7 +312,8 @@ Status plan_hf_folder(const std::string& folder, ConversionPlan* plan) {
   MAGNETAR_TRY(cfg.get_int("num_key_value_heads", 1, 4096, n_heads, &n_kv_heads));
   MAGNETAR_TRY(cfg.get_int("vocab_size", 1, 1 << 24, std::nullopt, &vocab));
   MAGNETAR_TRY(cfg.get_int("max_position_embeddings", 1, 1 << 24, 2048, &max_context));
-  if (dim % n_heads != 0 && !config.contains("head_dim"))
+  const bool explicit_head_dim = config.contains("head_dim") && !config["head_dim"].is_null();
+  if (dim % n_heads != 0 && !explicit_head_dim)
     return Status::error(config_path + ": hidden_size " + std::to_string(dim) +
                          " is not a multiple of num_attention_heads " + std::to_string(n_heads));
   MAGNETAR_TRY(cfg.get_int("head_dim", 2, 65536, dim / n_heads, &head_dim));
@@ -289,26 +327,16 @@ Status plan_hf_folder(const std::string& folder, ConversionPlan* plan) {
   MAGNETAR_TRY(cfg.get_float("rope_theta", 10000.0, &theta));
   if (eps <= 0 || theta <= 0)
     return Status::error(config_path + ": rms_norm_eps and rope_theta must be positive");
-  if (config.contains("rope_scaling") && !config["rope_scaling"].is_null())
-    return Status::error(config_path + ": rope_scaling " + json_excerpt(config["rope_scaling"]) +
-                         " is not supported");
   bool attention_bias, mlp_bias;
   MAGNETAR_TRY(cfg.get_bool("attention_bias", false, &attention_bias));
   MAGNETAR_TRY(cfg.get_bool("mlp_bias", false, &mlp_bias));
   if (attention_bias || mlp_bias)
-    return Status::error(config_path + ": attention_bias / mlp_bias are not supported");
+    return Status::error(config_path + ": attention_bias / mlp_bias are not supported for " + arch_name);
 
-  format::Activation activation;
-  if (gemma) {
-    // transformers uses hidden_activation for Gemma and falls back to the tanh GELU.
-    std::string act;
-    MAGNETAR_TRY(cfg.get_string("hidden_activation", &act));
-    MAGNETAR_TRY(parse_activation(act.empty() ? "gelu_pytorch_tanh" : act, config_path, &activation));
-  } else {
-    std::string act;
-    MAGNETAR_TRY(cfg.get_string("hidden_act", &act));
-    MAGNETAR_TRY(parse_activation(act.empty() ? "silu" : act, config_path, &activation));
-  }
+  format::Activation activation = format::Activation::Silu;
+  std::string act;
+  MAGNETAR_TRY(cfg.get_string(arch->hf_activation_key, &act));
+  MAGNETAR_TRY(parse_activation(act.empty() ? arch->hf_default_activation : act, config_path, &activation));
 
   FileHeader& h = plan->header;
   h.architecture = static_cast<uint32_t>(arch->arch);
@@ -323,74 +351,45 @@ Status plan_hf_folder(const std::string& folder, ConversionPlan* plan) {
   h.activation = static_cast<uint32_t>(activation);
   h.norm_eps = static_cast<float>(eps);
   h.rope_theta = static_cast<float>(theta);
-  h.query_scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(head_dim)));
-  if (gemma) h.flags |= format::kFlagEmbedScaleSqrtDim;
-  if (gemma2) {
-    int64_t window, query_pre_attn_scalar;
-    double attn_cap, final_cap;
-    MAGNETAR_TRY(cfg.get_int("sliding_window", 1, 1 << 24, 4096, &window));
+  int64_t query_pre_attn_scalar = head_dim;
+  if (arch->query_pre_attn_scalar)
     MAGNETAR_TRY(cfg.get_int("query_pre_attn_scalar", 1, 1 << 24, head_dim, &query_pre_attn_scalar));
+  h.query_scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(query_pre_attn_scalar)));
+  if (arch->embed_scale) h.flags |= format::kFlagEmbedScaleSqrtDim;
+  if (arch->sandwich_norms) h.flags |= format::kFlagPostNorms;
+  if (arch->softcaps) {
+    double attn_cap, final_cap;
     MAGNETAR_TRY(cfg.get_float("attn_logit_softcapping", 0.0, &attn_cap));
     MAGNETAR_TRY(cfg.get_float("final_logit_softcapping", 0.0, &final_cap));
     if (attn_cap < 0 || final_cap < 0)
       return Status::error(config_path + ": softcapping values must not be negative");
-    h.flags |= format::kFlagPostNorms;
-    h.sliding_window = static_cast<uint32_t>(window);
-    h.sliding_window_period = 2;  // transformers: layer i slides when i % 2 == 0
-    h.query_scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(query_pre_attn_scalar)));
     h.attn_softcap = static_cast<float>(attn_cap);
     h.final_softcap = static_cast<float>(final_cap);
   }
+  MAGNETAR_TRY(parse_rope_scaling(config, config_path, &h));
+  if (arch->local_rope_base) {
+    double local_theta;
+    MAGNETAR_TRY(cfg.get_float("rope_local_base_freq", std::nullopt, &local_theta));
+    if (!(local_theta > 0)) return Status::error(config_path + ": rope_local_base_freq must be positive");
+    h.rope_local_theta = static_cast<float>(local_theta);
+  }
+  MAGNETAR_TRY(parse_sliding_layers(*arch, cfg, config, config_path, h.n_layers, &h));
 
   // Tensors.
   SafetensorsSet set;
   MAGNETAR_TRY(open_safetensors_folder(folder, &set));
   plan->source_bytes = set.total_file_bytes;
   bool tie;
-  MAGNETAR_TRY(cfg.get_bool("tie_word_embeddings", gemma, &tie));
-  const bool has_lm_head = set.find("lm_head.weight", nullptr) != nullptr;
-  const bool tied = tie || !has_lm_head;
-  if (tied) h.flags |= format::kFlagTiedEmbeddings;
-  const float norm_add = gemma ? 1.0f : 0.0f;
-  const uint64_t D = static_cast<uint64_t>(dim), F = static_cast<uint64_t>(hidden);
-  const uint64_t q_rows = static_cast<uint64_t>(n_heads * head_dim);
-  const uint64_t kv_rows = static_cast<uint64_t>(n_kv_heads * head_dim);
-
-  TensorPlanner tp(folder, set, plan);
-  MAGNETAR_TRY((tp.matrix("tok_embeddings", {"model.embed_tokens.weight"},
-                                     {static_cast<uint64_t>(vocab)}, D)));
-  for (int64_t i = 0; i < n_layers; ++i) {
-    const std::string src = "model.layers." + std::to_string(i) + ".";
-    const std::string dst = "layers." + std::to_string(i) + ".";
-    MAGNETAR_TRY((tp.norm(dst + "attn_norm", src + "input_layernorm.weight", D, norm_add)));
-    MAGNETAR_TRY((tp.matrix(dst + "wqkv",
-                                       {src + "self_attn.q_proj.weight", src + "self_attn.k_proj.weight",
-                                        src + "self_attn.v_proj.weight"},
-                                       {q_rows, kv_rows, kv_rows}, D)));
-    MAGNETAR_TRY((tp.matrix(dst + "wo", {src + "self_attn.o_proj.weight"}, {D}, q_rows)));
-    if (gemma2) {
-      MAGNETAR_TRY((tp.norm(dst + "post_attn_norm", src + "post_attention_layernorm.weight",
-                                       D, norm_add)));
-      MAGNETAR_TRY((tp.norm(dst + "ffn_norm", src + "pre_feedforward_layernorm.weight", D,
-                                       norm_add)));
-    } else {
-      MAGNETAR_TRY((tp.norm(dst + "ffn_norm", src + "post_attention_layernorm.weight", D,
-                                       norm_add)));
-    }
-    MAGNETAR_TRY((tp.matrix(dst + "w_gate_up",
-                                       {src + "mlp.gate_proj.weight", src + "mlp.up_proj.weight"},
-                                       {F, F}, D)));
-    MAGNETAR_TRY((tp.matrix(dst + "w_down", {src + "mlp.down_proj.weight"}, {D}, F)));
-    if (gemma2)
-      MAGNETAR_TRY((tp.norm(dst + "post_ffn_norm", src + "post_feedforward_layernorm.weight",
-                                       D, norm_add)));
-  }
-  MAGNETAR_TRY(check_no_extra_layers(set, n_layers, config_path));
-  MAGNETAR_TRY((tp.norm("output_norm", "model.norm.weight", D, norm_add)));
-  if (!tied)
-    MAGNETAR_TRY((tp.matrix("output", {"lm_head.weight"}, {static_cast<uint64_t>(vocab)}, D)));
-  for (const PlannedTensor& t : plan->tensors)
-    for (const SourceRange& r : t.parts) plan->bytes_to_read += r.bytes();
+  MAGNETAR_TRY(cfg.get_bool("tie_word_embeddings", arch->hf_tied_default, &tie));
+  const bool has_lm_head = set.find(tensor_options.name_prefix + "lm_head.weight", nullptr) != nullptr;
+  if (tie || !has_lm_head) h.flags |= format::kFlagTiedEmbeddings;
+  MAGNETAR_TRY(plan_model_tensors(
+      *arch, tensor_options,
+      [&](const std::string& name, uint64_t rows, uint64_t cols, SourceRange* out) {
+        return find_source(folder, set, name, rows, cols, out);
+      },
+      plan));
+  MAGNETAR_TRY(check_no_extra_layers(set, tensor_options.name_prefix, n_layers, config_path));
 
   // Tokenizer, special ids, chat template: tokenizer.model (SentencePiece) when there is one,
   // else tokenizer.json.
@@ -430,9 +429,9 @@ Status plan_hf_folder(const std::string& folder, ConversionPlan* plan) {
   const std::string generation_path = join_path(folder, "generation_config.json");
   if (is_regular_file(generation_path)) MAGNETAR_TRY(read_json_file(generation_path, &generation));
   std::vector<int> bos_ids, eog;
-  MAGNETAR_TRY(collect_ids(config, "bos_token_id", config_path, &bos_ids));
+  MAGNETAR_TRY(collect_ids(file_config, "bos_token_id", config_path, &bos_ids));
   MAGNETAR_TRY(collect_ids(generation, "bos_token_id", generation_path, &bos_ids));
-  MAGNETAR_TRY(collect_ids(config, "eos_token_id", config_path, &eog));
+  MAGNETAR_TRY(collect_ids(file_config, "eos_token_id", config_path, &eog));
   MAGNETAR_TRY(collect_ids(generation, "eos_token_id", generation_path, &eog));
   if (bos_ids.empty() && vocab_info.bos_id >= 0) bos_ids.push_back(vocab_info.bos_id);
   if (eog.empty() && vocab_info.eos_id >= 0) eog.push_back(vocab_info.eos_id);

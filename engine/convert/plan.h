@@ -42,6 +42,7 @@ struct PlannedTensor {
 struct ConversionPlan {
   std::string architecture;  // "LlamaForCausalLM", ...
   std::string kind;          // "Hugging Face folder", "GGUF file" or "llama2.c checkpoint"
+  std::string notice;        // what the conversion leaves out, for people (empty: nothing)
   format::FileHeader header{};  // hyperparameters, flags, token ids (offsets set by the writer)
   std::vector<PlannedTensor> tensors;
   std::string tokenizer;      // SentencePiece ModelProto bytes

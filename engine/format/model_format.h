@@ -17,7 +17,9 @@
 namespace magnetar::format {
 
 inline constexpr char kMagic[8] = {'M', 'A', 'G', 'N', 'E', 'T', 'A', 'R'};
-// 2: FileHeader::tokenizer_kind. Version-1 files (always SentencePiece) still load.
+// 2: FileHeader::tokenizer_kind, then the RoPE scaling and local-RoPE fields. Version-1 files
+// still load (tokenizer_kind reads as SentencePiece, the RoPE fields as zero: no scaling, one
+// RoPE base).
 inline constexpr uint32_t kVersion = 2;
 inline constexpr uint32_t kOldestReadableVersion = 1;
 inline constexpr uint64_t kAlignment = 64;
@@ -46,11 +48,17 @@ struct DTypeLayout {
 
 enum class Activation : uint32_t { Silu = 0, GeluTanh = 1 };
 
+// How RoPE frequencies are rescaled (Hugging Face rope_scaling.rope_type).
+enum class RopeScaling : uint32_t { None = 0, Linear = 1, Llama3 = 2 };
+
 enum HeaderFlags : uint32_t {
   kFlagTiedEmbeddings = 1u << 0,  // no "output" tensor: the LM head is tok_embeddings
   kFlagEmbedScaleSqrtDim = 1u << 1,  // Gemma: embeddings × sqrt(dim)
   kFlagAddBos = 1u << 2,             // prompts start with BOS
-  kFlagPostNorms = 1u << 3,          // Gemma 2: post-attention and post-FFN norms
+  kFlagPostNorms = 1u << 3,          // Gemma 2/3: post-attention and post-FFN norms
+  // Version 2: a "rope_freqs" [head_dim / 2] F32 tensor divides the RoPE frequencies of global
+  // layers (llama.cpp's per-frequency factors, e.g. GGUF Llama 3.1's llama3 scaling).
+  kFlagRopeFreqFactors = 1u << 4,
 };
 
 struct FileHeader {
@@ -69,7 +77,8 @@ struct FileHeader {
   uint32_t max_context;
   uint32_t activation;    // Activation
   uint32_t sliding_window;          // 0 = none
-  uint32_t sliding_window_period;   // layer i slides when i % period == 0 (0 = none)
+  uint32_t sliding_window_period;   // layer i slides when (i + 1) % period != 0; 0: every layer
+                                    // (version 1: 0 = none; its only period, 2, reads the same)
   uint32_t chat_template_kind;      // magnetar::ChatTemplate
   float norm_eps;
   float rope_theta;
@@ -92,11 +101,20 @@ struct FileHeader {
   // Version 2. magnetar::TokenizerKind: 0 = SentencePiece ModelProto, 1 = a stored
   // tokenizer.json (tokenizer/hf_tokenizer.h). Version-1 files read it as 0.
   uint32_t tokenizer_kind;
-  uint8_t reserved[512 - 204];
+  // Version 2, RoPE (version-1 files read these as zero).
+  uint32_t rope_scaling;          // RopeScaling
+  float rope_scaling_factor;      // Linear / Llama3: the factor
+  float rope_low_freq_factor;     // Llama3
+  float rope_high_freq_factor;    // Llama3
+  uint32_t rope_original_context; // Llama3: original_max_position_embeddings
+  float rope_local_theta;         // RoPE base of sliding-window layers (0: rope_theta, unscaled)
+  uint8_t reserved[512 - 228];
 };
 static_assert(sizeof(FileHeader) == 512, "FileHeader must stay 512 bytes");
 static_assert(offsetof(FileHeader, tensor_table_offset) == 144, "FileHeader layout changed");
 static_assert(offsetof(FileHeader, tokenizer_kind) == 200, "FileHeader layout changed");
+static_assert(offsetof(FileHeader, rope_scaling) == 204, "FileHeader layout changed");
+static_assert(offsetof(FileHeader, rope_local_theta) == 224, "FileHeader layout changed");
 
 struct TensorEntry {
   char name[kMaxTensorName];  // NUL-terminated
@@ -136,7 +154,11 @@ std::vector<std::string> fused_parts(const std::string& name);
 //   layers.i.wo [dim, n_heads head_dim]   layers.i.ffn_norm [dim] (F32)
 //   layers.i.w_gate_up [2 hidden, dim]    (gate rows, then up rows)
 //   layers.i.w_down [dim, hidden]
-//   Gemma 2 only: layers.i.post_attn_norm, layers.i.post_ffn_norm [dim] (F32)
+//   Gemma 2/3: layers.i.post_attn_norm, layers.i.post_ffn_norm [dim] (F32)
+//   Qwen 2: layers.i.bqkv [(n_heads + 2 n_kv_heads) head_dim] (F32, q, k, v biases)
+//   Qwen 3, Gemma 3: layers.i.q_norm, layers.i.k_norm [head_dim] (F32, per-head norms)
+//   with kFlagRopeFreqFactors: rope_freqs [head_dim / 2] (F32)
+// The full list, per architecture, is format/architecture.h's table.
 // A fused matrix whose sources have different block types (a GGUF *_K_M file's attn_v beside
 // attn_q / attn_k) is stored as its parts instead, each in its own type:
 //   layers.i.wqkv    -> layers.i.wq [n_heads head_dim, dim], layers.i.wk, layers.i.wv [kv, dim]

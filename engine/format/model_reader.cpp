@@ -7,6 +7,7 @@
 #include <cstring>
 #include <set>
 
+#include "format/architecture.h"
 #include "magnetar/engine.h"
 
 namespace magnetar::format {
@@ -35,7 +36,7 @@ Status check_header(const FileHeader& h, uint64_t file_size) {
   if (h.file_bytes != file_size)
     return Status::error("file is " + std::to_string(file_size) + " bytes but its header says " +
                          std::to_string(h.file_bytes) + " (truncated or damaged)");
-  if (h.architecture < 1 || h.architecture > 3)
+  if (find_architecture(static_cast<Architecture>(h.architecture)) == nullptr)
     return Status::error("unknown architecture id " + std::to_string(h.architecture));
   auto positive = [](uint32_t v) { return v > 0 && v <= (1u << 24); };
   if (!positive(h.n_layers) || !positive(h.dim) || !positive(h.hidden_dim) ||
@@ -59,6 +60,18 @@ Status check_header(const FileHeader& h, uint64_t file_size) {
   if (h.sliding_window > INT32_MAX || h.sliding_window_period > INT32_MAX)
     return Status::error("sliding window " + std::to_string(h.sliding_window) + " / period " +
                          std::to_string(h.sliding_window_period) + " is out of range");
+  if (h.rope_scaling > static_cast<uint32_t>(RopeScaling::Llama3))
+    return Status::error("unknown RoPE scaling id " + std::to_string(h.rope_scaling));
+  if (h.rope_scaling != 0 &&
+      (!(h.rope_scaling_factor > 0) || !std::isfinite(h.rope_scaling_factor) ||
+       !(h.rope_low_freq_factor >= 0) || !std::isfinite(h.rope_low_freq_factor) ||
+       !(h.rope_high_freq_factor >= 0) || !std::isfinite(h.rope_high_freq_factor)))
+    return Status::error("header has an invalid RoPE scaling parameter");
+  if (h.rope_scaling == static_cast<uint32_t>(RopeScaling::Llama3) &&
+      (h.rope_original_context == 0 || !(h.rope_high_freq_factor > h.rope_low_freq_factor)))
+    return Status::error("llama3 RoPE scaling needs an original context and high_freq_factor > low_freq_factor");
+  if (!(h.rope_local_theta >= 0) || !std::isfinite(h.rope_local_theta))
+    return Status::error("header has an invalid local RoPE base");
   if (h.bos_id < -1 || h.bos_id >= static_cast<int32_t>(h.vocab_size))
     return Status::error("BOS id " + std::to_string(h.bos_id) + " is outside the vocabulary");
   if (h.n_eog_ids < 0 || h.n_eog_ids > kMaxEogIds)
@@ -81,41 +94,38 @@ Status check_header(const FileHeader& h, uint64_t file_size) {
   return Status::ok();
 }
 
-// Expected [rows, cols] of every canonical tensor, derived from the header.
-bool expected_shape(const FileHeader& h, const std::string& name, uint64_t* rows, uint64_t* cols,
-                    bool* is_norm) {
-  const uint64_t dim = h.dim, hidden = h.hidden_dim, hd = h.head_dim;
-  const uint64_t q = h.n_heads * hd, kv = h.n_kv_heads * hd;
-  *is_norm = false;
-  if (name == "tok_embeddings" || name == "output") {
-    *rows = h.vocab_size;
-    *cols = dim;
-    return true;
-  }
-  if (name == "output_norm") {
-    *rows = 1, *cols = dim, *is_norm = true;
-    return true;
-  }
-  if (name.rfind("layers.", 0) != 0) return false;
-  size_t dot = name.find('.', 7);
+// Version 1 files: the version-2 fields were reserved zeros, and sliding period 0 meant "no
+// sliding layer" (version 2: every layer). Read them as the version-2 header they describe.
+void upgrade_header(FileHeader* h) {
+  if (h->version >= 2) return;
+  h->tokenizer_kind = 0;  // SentencePiece
+  h->flags &= ~uint32_t(kFlagRopeFreqFactors);
+  if (h->sliding_window_period == 0) h->sliding_window = 0;
+  h->rope_scaling = 0;
+  h->rope_scaling_factor = h->rope_low_freq_factor = h->rope_high_freq_factor = 0.0f;
+  h->rope_original_context = 0;
+  h->rope_local_theta = 0.0f;
+}
+
+// A part of a fused matrix stored split (fused_parts: layers.i.wq, ..., layers.i.w_up): the
+// fused tensor's spec with the part's own name and rows.
+bool find_part_spec(const FileHeader& h, const std::string& name, TensorSpec* out) {
+  const size_t dot = name.rfind('.');
   if (dot == std::string::npos) return false;
-  std::string index = name.substr(7, dot - 7);
-  if (index.empty() || index.size() > 5 || index.find_first_not_of("0123456789") != std::string::npos)
-    return false;
-  if (std::stoul(index) >= h.n_layers) return false;
-  std::string leaf = name.substr(dot + 1);
-  if (leaf == "attn_norm" || leaf == "ffn_norm" || leaf == "post_attn_norm" ||
-      leaf == "post_ffn_norm") {
-    *rows = 1, *cols = dim, *is_norm = true;
-    return true;
+  const std::string prefix = name.substr(0, dot + 1);
+  const uint64_t q = uint64_t(h.n_heads) * h.head_dim, kv = uint64_t(h.n_kv_heads) * h.head_dim;
+  for (const char* fused : {"wqkv", "w_gate_up"}) {
+    TensorSpec whole;
+    if (!find_tensor_spec(h, prefix + fused, &whole)) continue;
+    const std::vector<std::string> parts = fused_parts(whole.name);
+    for (size_t i = 0; i < parts.size(); ++i) {
+      if (parts[i] != name) continue;
+      whole.name = name;
+      whole.rows = std::string(fused) == "wqkv" ? (i == 0 ? q : kv) : uint64_t(h.hidden_dim);
+      *out = std::move(whole);
+      return true;
+    }
   }
-  if (leaf == "wqkv") return *rows = q + 2 * kv, *cols = dim, true;
-  if (leaf == "wq") return *rows = q, *cols = dim, true;
-  if (leaf == "wk" || leaf == "wv") return *rows = kv, *cols = dim, true;
-  if (leaf == "w_gate" || leaf == "w_up") return *rows = hidden, *cols = dim, true;
-  if (leaf == "wo") return *rows = dim, *cols = q, true;
-  if (leaf == "w_gate_up") return *rows = 2 * hidden, *cols = dim, true;
-  if (leaf == "w_down") return *rows = dim, *cols = hidden, true;
   return false;
 }
 
@@ -134,8 +144,8 @@ Status parse_model_header(const uint8_t* prefix, uint64_t prefix_size, uint64_t 
                          std::to_string(file_size) + " bytes)");
   FileHeader h;
   std::memcpy(&h, prefix, sizeof(h));
+  upgrade_header(&h);
   MAGNETAR_TRY(check_header(h, file_size));
-  if (h.version < 2) h.tokenizer_kind = 0;  // version 1 had reserved bytes there: SentencePiece
   if (h.tokenizer_kind > 1)
     return Status::error("unknown tokenizer kind " + std::to_string(h.tokenizer_kind));
   const uint64_t table_end = h.tensor_table_offset + uint64_t(h.n_tensors) * sizeof(TensorEntry);
@@ -154,16 +164,18 @@ Status parse_model_header(const uint8_t* prefix, uint64_t prefix_size, uint64_t 
     if (!names.insert(name).second) return Status::error(where + ": duplicate name");
     if (!dtype_is_valid(e.dtype)) return Status::error(where + ": unknown dtype " + std::to_string(e.dtype));
     if (e.n_dims != 1 && e.n_dims != 2) return Status::error(where + ": must have 1 or 2 dimensions");
-    uint64_t rows = 0, cols = 0;
-    bool is_norm = false;
-    if (!expected_shape(h, name, &rows, &cols, &is_norm))
-      return Status::error(where + ": not a tensor this format defines");
+    TensorSpec spec;
+    if (!find_tensor_spec(h, name, &spec) && !find_part_spec(h, name, &spec))
+      return Status::error(where + ": not a tensor this format defines for " +
+                           find_architecture(static_cast<Architecture>(h.architecture))->name);
+    const uint64_t rows = spec.rows, cols = spec.cols;
+    const bool is_vector = spec.n_dims == 1;
     if (e.shape[0] != rows || e.shape[1] != cols)
       return Status::error(where + ": shape [" + std::to_string(e.shape[0]) + ", " +
                            std::to_string(e.shape[1]) + "] does not match the header's [" +
                            std::to_string(rows) + ", " + std::to_string(cols) + "]");
-    if (is_norm && e.dtype != static_cast<uint32_t>(DType::F32))
-      return Status::error(where + ": norm weights must be f32");
+    if (is_vector && e.dtype != static_cast<uint32_t>(DType::F32))
+      return Status::error(where + ": norm weights and biases must be f32");
     DType dt = static_cast<DType>(e.dtype);
     if (!dtype_fits_cols(dt, cols))
       return Status::error(where + ": " + dtype_name(dt) + " rows must be whole blocks of " +
@@ -187,25 +199,17 @@ Status parse_model_header(const uint8_t* prefix, uint64_t prefix_size, uint64_t 
   auto require = [&](const std::string& n) -> Status {
     return out->find(n) ? Status::ok() : Status::error("missing tensor '" + n + "'");
   };
-  MAGNETAR_TRY(require("tok_embeddings"));
-  MAGNETAR_TRY(require("output_norm"));
-  if (!(h.flags & kFlagTiedEmbeddings)) MAGNETAR_TRY(require("output"));
-  for (uint32_t l = 0; l < h.n_layers; ++l) {
-    std::string p = "layers." + std::to_string(l) + ".";
-    for (const char* leaf : {"attn_norm", "wo", "ffn_norm", "w_down"}) MAGNETAR_TRY(require(p + leaf));
-    for (const char* fused : {"wqkv", "w_gate_up"}) {
-      // The fused tensor or all of its parts (a mixed-type GGUF import), never both.
-      int parts_found = 0;
-      const std::vector<std::string> parts = fused_parts(p + fused);
-      for (const std::string& part : parts) parts_found += out->find(part) ? 1 : 0;
-      if (out->find(p + fused) ? parts_found != 0 : parts_found != int(parts.size()))
-        return Status::error("layer " + std::to_string(l) + ": '" + p + fused +
-                             "' must be stored either whole or as all of its parts");
+  for (const TensorSpec& t : model_tensors(h)) {
+    const std::vector<std::string> parts = fused_parts(t.name);
+    if (parts.empty()) {
+      MAGNETAR_TRY(require(t.name));
+      continue;
     }
-    if (h.flags & kFlagPostNorms) {
-      MAGNETAR_TRY(require(p + "post_attn_norm"));
-      MAGNETAR_TRY(require(p + "post_ffn_norm"));
-    }
+    // A fused matrix is stored whole or as all of its parts (a mixed-type GGUF import), never both.
+    int parts_found = 0;
+    for (const std::string& part : parts) parts_found += out->find(part) ? 1 : 0;
+    if (out->find(t.name) ? parts_found != 0 : parts_found != int(parts.size()))
+      return Status::error("'" + t.name + "' must be stored either whole or as all of its parts");
   }
   return Status::ok();
 }

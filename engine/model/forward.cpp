@@ -1,5 +1,5 @@
-// The transformer forward pass for Llama-2, Gemma and Gemma 2, as Hugging Face transformers
-// defines them. One function handles a batch of tokens: a prefill batch goes through the
+// The transformer forward pass for every family of the architecture table (Llama/Mistral, Gemma 1-3,
+// Qwen 2/3, Phi-3), as Hugging Face transformers defines them. One function handles a batch of tokens: a prefill batch goes through the
 // matrix–matrix kernels, a single decode token through the matrix–vector ones. The hot path
 // allocates, logs and fails nothing: every buffer lives in RunState.
 #include <algorithm>
@@ -185,13 +185,21 @@ void forward(Model::Impl& m, RunState& s, const int* tokens, int n, int n_past,
     for (int t = 0; t < n; ++t)
       k.rmsnorm(xb + int64_t(t) * dim, x + int64_t(t) * dim, L.attn_norm, dim, &eps);
     linear(pool, L.wqkv, xb, n, qkv);
+    const bool local = c.local_rope && c.layer_slides(l);
+    const float* rope_cos = local ? m.rope_local_cos.data() : m.rope_cos.data();
+    const float* rope_sin = local ? m.rope_local_sin.data() : m.rope_sin.data();
     for (int t = 0; t < n; ++t) {
       const int pos = n_past + t;
       float* q = qkv + int64_t(t) * qkv_stride;
       float* key = q + c.q_dim;
       float* value = key + c.kv_dim;
-      const float* cos = m.rope_cos.data() + int64_t(pos) * half;
-      const float* sin = m.rope_sin.data() + int64_t(pos) * half;
+      if (L.bqkv) add_in_place(q, L.bqkv, qkv_stride);
+      if (L.q_norm) {  // per-head RMSNorm before RoPE
+        for (int h = 0; h < c.n_heads; ++h) k.rmsnorm(q + h * hd, q + h * hd, L.q_norm, hd, &eps);
+        for (int h = 0; h < c.n_kv_heads; ++h) k.rmsnorm(key + h * hd, key + h * hd, L.k_norm, hd, &eps);
+      }
+      const float* cos = rope_cos + int64_t(pos) * half;
+      const float* sin = rope_sin + int64_t(pos) * half;
       k.rope(q, c.n_heads, hd, cos, sin);
       k.rope(key, c.n_kv_heads, hd, cos, sin);
       store_kv(c, s, l, pos, key, value);
@@ -258,6 +266,15 @@ uint64_t kv_cache_bytes(const Config& c, int context, KvType kv_type) {
     case KvType::Int8: return 2 * (elements * sizeof(int8_t) + vectors * sizeof(float));
   }
   return 0;
+}
+
+uint64_t kv_cache_bytes(int n_layers, int n_kv_heads, int head_dim, int context, KvType type) {
+  Config c;
+  c.n_layers = n_layers;
+  c.n_kv_heads = n_kv_heads;
+  c.head_dim = head_dim;
+  c.kv_dim = n_kv_heads * head_dim;
+  return kv_cache_bytes(c, context, type);
 }
 
 bool allocate_run_state(const Config& c, int context, int max_batch, int threads, KvType kv_type,

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "format/architecture.h"
 #include "kernels/kernels.h"
 #include "model/model_impl.h"
 #include "ops/quant_ops.h"
@@ -10,13 +11,16 @@
 namespace magnetar {
 
 const char* architecture_name(Architecture arch) {
-  switch (arch) {
-    case Architecture::Llama: return "llama";
-    case Architecture::Gemma: return "gemma";
-    case Architecture::Gemma2: return "gemma2";
-  }
-  return "unknown";
+  const format::ArchitectureTraits* a = format::find_architecture(arch);
+  return a ? a->name : "unknown";
 }
+
+const char* architecture_display_name(Architecture arch) {
+  const format::ArchitectureTraits* a = format::find_architecture(arch);
+  return a ? a->display_name : "unknown";
+}
+
+std::string supported_model_families() { return format::supported_families(); }
 
 const char* kv_type_name(KvType type) {
   switch (type) {
@@ -85,7 +89,63 @@ Config config_from_header(const format::FileHeader& h) {
   c.post_norms = (h.flags & format::kFlagPostNorms) != 0;
   c.tied_embeddings = (h.flags & format::kFlagTiedEmbeddings) != 0;
   c.activation = static_cast<format::Activation>(h.activation);
+  const format::ArchitectureTraits& a = *format::find_architecture(c.arch);  // checked by the reader
+  c.qkv_bias = a.qkv_bias;
+  c.qk_norm = a.qk_norm;
+  c.local_rope = h.rope_local_theta > 0;
   return c;
+}
+
+// RoPE inverse frequencies θ^(−2i/d) as transformers' modeling_rope_utils computes them, with the
+// header's scaling: linear divides every frequency by the factor; llama3 keeps short wavelengths,
+// divides long ones by the factor and blends in between.
+// A rope_freqs tensor (llama.cpp's factors) divides the scaled frequencies further.
+std::vector<double> rope_inverse_frequencies(const format::FileHeader& h, float theta, bool scaled,
+                                             const float* freq_factors) {
+  const int half = int(h.head_dim) / 2;
+  std::vector<double> inv(half);
+  for (int i = 0; i < half; ++i) inv[i] = 1.0 / std::pow(double(theta), (2.0 * i) / h.head_dim);
+  if (scaled && freq_factors)
+    for (int i = 0; i < half; ++i) inv[i] /= double(freq_factors[i]);
+  const auto scaling = static_cast<format::RopeScaling>(h.rope_scaling);
+  if (!scaled || scaling == format::RopeScaling::None) return inv;
+  const double factor = h.rope_scaling_factor;
+  if (scaling == format::RopeScaling::Linear) {
+    for (double& f : inv) f /= factor;
+    return inv;
+  }
+  const double low = h.rope_low_freq_factor, high = h.rope_high_freq_factor;
+  const double original = h.rope_original_context;
+  const double low_freq_wavelen = original / low, high_freq_wavelen = original / high;
+  constexpr double kPi = 3.14159265358979323846;
+  for (double& f : inv) {
+    const double wavelen = 2 * kPi / f;
+    if (wavelen < high_freq_wavelen) continue;
+    if (wavelen > low_freq_wavelen) {
+      f /= factor;
+      continue;
+    }
+    const double smooth = (original / wavelen - low) / (high - low);
+    f = (1 - smooth) * f / factor + smooth * f;
+  }
+  return inv;
+}
+
+// cos/sin tables [context, head_dim / 2]: frequencies rounded to float, angles in float, as
+// transformers does in float32.
+void fill_rope_table(const std::vector<double>& inv_freq, int context, std::vector<float>* cos_table,
+                     std::vector<float>* sin_table) {
+  const size_t half = inv_freq.size();
+  cos_table->resize(size_t(context) * half);
+  sin_table->resize(size_t(context) * half);
+  for (size_t i = 0; i < half; ++i) {
+    const float f = static_cast<float>(inv_freq[i]);
+    for (int pos = 0; pos < context; ++pos) {
+      const float angle = static_cast<float>(pos) * f;
+      (*cos_table)[size_t(pos) * half + i] = std::cos(angle);
+      (*sin_table)[size_t(pos) * half + i] = std::sin(angle);
+    }
+  }
 }
 
 ops::Matrix matrix_of(const format::TensorView& t) {
@@ -110,41 +170,50 @@ ops::Matrix matrix_of_parts(const std::vector<const format::TensorView*>& parts)
 }
 
 Status build_weights(const format::ModelFileView& v, const Config& c, Weights* w) {
-  auto matrix = [&](const std::string& name, ops::Matrix* out) -> Status {
-    if (const format::TensorView* t = v.find(name)) {
-      *out = matrix_of(*t);
-      return Status::ok();
+  w->layers.assign(size_t(c.n_layers), LayerWeights{});
+  for (const format::TensorSpec& spec : format::model_tensors(v.header)) {
+    const format::TensorView* t = v.find(spec.name);
+    if (spec.n_dims == 1) {
+      if (!t) return Status::error("missing tensor '" + spec.name + "'");
+      const float* values = reinterpret_cast<const float*>(t->data);  // the reader checked: F32
+      LayerWeights* L = spec.layer >= 0 ? &w->layers[size_t(spec.layer)] : nullptr;
+      switch (spec.role) {
+        case format::TensorRole::OutputNorm: w->output_norm = values; break;
+        case format::TensorRole::RopeFreqs: w->rope_freqs = values; break;
+        case format::TensorRole::AttnNorm: L->attn_norm = values; break;
+        case format::TensorRole::Bqkv: L->bqkv = values; break;
+        case format::TensorRole::QNorm: L->q_norm = values; break;
+        case format::TensorRole::KNorm: L->k_norm = values; break;
+        case format::TensorRole::PostAttnNorm: L->post_attn_norm = values; break;
+        case format::TensorRole::FfnNorm: L->ffn_norm = values; break;
+        case format::TensorRole::PostFfnNorm: L->post_ffn_norm = values; break;
+        default: return Status::error("tensor '" + spec.name + "' is not a vector");
+      }
+      continue;
     }
+    ops::Matrix* m = nullptr;
+    LayerWeights* L = spec.layer >= 0 ? &w->layers[size_t(spec.layer)] : nullptr;
+    switch (spec.role) {
+      case format::TensorRole::TokEmbeddings: m = &w->tok_embeddings; break;
+      case format::TensorRole::Output: m = &w->output; break;
+      case format::TensorRole::Wqkv: m = &L->wqkv; break;
+      case format::TensorRole::Wo: m = &L->wo; break;
+      case format::TensorRole::WGateUp: m = &L->w_gate_up; break;
+      case format::TensorRole::WDown: m = &L->w_down; break;
+      default: return Status::error("tensor '" + spec.name + "' is not a matrix");
+    }
+    if (t) {
+      *m = matrix_of(*t);
+      continue;
+    }
+    // A fused matrix stored as its parts, each in its own type (a mixed-type GGUF import).
     std::vector<const format::TensorView*> parts;
-    for (const std::string& part : format::fused_parts(name)) parts.push_back(v.find(part));
+    for (const std::string& part : format::fused_parts(spec.name)) parts.push_back(v.find(part));
     if (parts.empty() || std::count(parts.begin(), parts.end(), nullptr) > 0)
-      return Status::error("missing tensor '" + name + "'");
-    *out = matrix_of_parts(parts);
-    return Status::ok();
-  };
-  auto norm = [&](const std::string& name) -> const float* {
-    const format::TensorView* t = v.find(name);
-    return t ? reinterpret_cast<const float*>(t->data) : nullptr;
-  };
-  MAGNETAR_TRY(matrix("tok_embeddings", &w->tok_embeddings));
-  if (c.tied_embeddings)
-    w->output = w->tok_embeddings;
-  else
-    MAGNETAR_TRY(matrix("output", &w->output));
-  w->output_norm = norm("output_norm");
-  w->layers.resize(c.n_layers);
-  for (int l = 0; l < c.n_layers; ++l) {
-    const std::string p = "layers." + std::to_string(l) + ".";
-    LayerWeights& L = w->layers[l];
-    L.attn_norm = norm(p + "attn_norm");
-    L.ffn_norm = norm(p + "ffn_norm");
-    L.post_attn_norm = c.post_norms ? norm(p + "post_attn_norm") : nullptr;
-    L.post_ffn_norm = c.post_norms ? norm(p + "post_ffn_norm") : nullptr;
-    MAGNETAR_TRY(matrix(p + "wqkv", &L.wqkv));
-    MAGNETAR_TRY(matrix(p + "wo", &L.wo));
-    MAGNETAR_TRY(matrix(p + "w_gate_up", &L.w_gate_up));
-    MAGNETAR_TRY(matrix(p + "w_down", &L.w_down));
+      return Status::error("missing tensor '" + spec.name + "'");
+    *m = matrix_of_parts(parts);
   }
+  if (c.tied_embeddings) w->output = w->tok_embeddings;
   return Status::ok();
 }
 
@@ -225,19 +294,11 @@ Status Model::load(const std::string& path, const LoadOptions& options,
   int context = options.context_length > 0 ? options.context_length
                                            : std::min(c.max_context, kDefaultContextCap);
   if (context < 1) return Status::error("context length must be at least 1");
-  // RoPE tables, computed in double then rounded, as transformers does in float32.
-  const int half = c.head_dim / 2;
-  m->rope_cos.resize(size_t(context) * half);
-  m->rope_sin.resize(size_t(context) * half);
-  for (int i = 0; i < half; ++i) {
-    const float inv_freq = static_cast<float>(
-        1.0 / std::pow(static_cast<double>(c.rope_theta), (2.0 * i) / c.head_dim));
-    for (int pos = 0; pos < context; ++pos) {
-      const float angle = static_cast<float>(pos) * inv_freq;
-      m->rope_cos[size_t(pos) * half + i] = std::cos(angle);
-      m->rope_sin[size_t(pos) * half + i] = std::sin(angle);
-    }
-  }
+  fill_rope_table(rope_inverse_frequencies(h, h.rope_theta, true, m->weights.rope_freqs), context, &m->rope_cos,
+                  &m->rope_sin);
+  if (c.local_rope)  // sliding layers: their own base, never scaled (Gemma 3)
+    fill_rope_table(rope_inverse_frequencies(h, h.rope_local_theta, false, nullptr), context, &m->rope_local_cos,
+                    &m->rope_local_sin);
   for (int i = 0; i < h.n_eog_ids; ++i) m->eog_ids.push_back(h.eog_ids[i]);
 
   m->requested_threads = options.threads;

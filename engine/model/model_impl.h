@@ -21,30 +21,37 @@ struct Config {
   int q_dim = 0, kv_dim = 0;  // n_heads * head_dim, n_kv_heads * head_dim
   float norm_eps = 1e-5f, rope_theta = 10000.f, query_scale = 1.f;
   float attn_softcap = 0.f, final_softcap = 0.f;
-  int sliding_window = 0, sliding_period = 0;  // layer l slides when period && l % period == 0
+  // Layer l slides when sliding_window > 0 and (period == 0 or (l + 1) % period != 0).
+  int sliding_window = 0, sliding_period = 0;
   bool embed_scale_sqrt_dim = false, post_norms = false, tied_embeddings = false;
+  bool qkv_bias = false, qk_norm = false;  // from the architecture table
+  bool local_rope = false;                 // sliding layers use their own RoPE table
   format::Activation activation = format::Activation::Silu;
 
   bool layer_slides(int layer) const {
-    return sliding_window > 0 && sliding_period > 0 && layer % sliding_period == 0;
+    return sliding_window > 0 && (sliding_period == 0 || (layer + 1) % sliding_period != 0);
   }
 };
 
 struct LayerWeights {
   const float* attn_norm;       // [dim]
   ops::Matrix wqkv;             // [q_dim + 2 kv_dim, dim]
+  const float* bqkv;            // [q_dim + 2 kv_dim] (Qwen 2) or null
+  const float* q_norm;          // [head_dim] per-head query norm (Qwen 3, Gemma 3) or null
+  const float* k_norm;          // [head_dim] per-head key norm, with q_norm
   ops::Matrix wo;               // [dim, q_dim]
-  const float* post_attn_norm;  // [dim] (Gemma 2) or null
+  const float* post_attn_norm;  // [dim] (Gemma 2/3) or null
   const float* ffn_norm;        // [dim]
   ops::Matrix w_gate_up;        // [2 hidden_dim, dim]
   ops::Matrix w_down;           // [dim, hidden_dim]
-  const float* post_ffn_norm;   // [dim] (Gemma 2) or null
+  const float* post_ffn_norm;   // [dim] (Gemma 2/3) or null
 };
 
 struct Weights {
   ops::Matrix tok_embeddings;  // [vocab, dim]
   ops::Matrix output;          // [vocab, dim] (= tok_embeddings when tied)
   const float* output_norm;    // [dim]
+  const float* rope_freqs = nullptr;  // [head_dim / 2] divisors of global layers' RoPE frequencies, or null
   std::vector<LayerWeights> layers;
 };
 
@@ -58,6 +65,7 @@ struct Model::Impl {
   std::unique_ptr<ThreadPool> pool;
   int requested_threads = 0;
   std::vector<float> rope_cos, rope_sin;  // [context_length, head_dim / 2]
+  std::vector<float> rope_local_cos, rope_local_sin;  // sliding layers' (config.local_rope), same shape
   std::vector<int> eog_ids;
   std::unique_ptr<PromptTemplate> prompt_template;  // null when the stored one does not parse
   Status template_status = Status::ok();            // why it did not

@@ -6,6 +6,7 @@
 #include <memory>
 #include <vector>
 
+#include "format/architecture.h"
 #include "kernels/kernels.h"
 #include "kernels/kquants.h"
 #include "kernels/quant.h"
@@ -61,6 +62,56 @@ const std::vector<Spec>& known_specs() {
     tiny.hidden_dim = 5632, tiny.max_context = 2048, tiny.norm_eps = 1e-5f;
     v.push_back(tiny);
 
+    Spec llama3 = llama;  // meta-llama/Llama-3.2-1B: llama3 RoPE scaling, tied
+    llama3.name = "llama-3.2-1b";
+    llama3.dim = 2048, llama3.n_layers = 16, llama3.n_heads = 32, llama3.n_kv_heads = 8;
+    llama3.head_dim = 64, llama3.hidden_dim = 8192, llama3.vocab_size = 128256;
+    llama3.max_context = 131072, llama3.rope_theta = 500000.0f, llama3.tied_embeddings = true;
+    llama3.rope_scaling = format::RopeScaling::Llama3, llama3.rope_scaling_factor = 32.0f;
+    llama3.rope_low_freq_factor = 1.0f, llama3.rope_high_freq_factor = 4.0f;
+    llama3.rope_original_context = 8192;
+    v.push_back(llama3);
+
+    Spec l8b = llama3;  // meta-llama/Llama-3.1-8B
+    l8b.name = "llama-3.1-8b";
+    l8b.dim = 4096, l8b.n_layers = 32, l8b.n_heads = 32, l8b.n_kv_heads = 8, l8b.head_dim = 128;
+    l8b.hidden_dim = 14336, l8b.tied_embeddings = false, l8b.rope_scaling_factor = 8.0f;
+    v.push_back(l8b);
+
+    Spec qwen25 = llama;  // Qwen/Qwen2.5-1.5B-Instruct: q/k/v biases, tied
+    qwen25.name = "qwen2.5-1.5b";
+    qwen25.arch = Architecture::Qwen2;
+    qwen25.dim = 1536, qwen25.n_layers = 28, qwen25.n_heads = 12, qwen25.n_kv_heads = 2;
+    qwen25.head_dim = 128, qwen25.hidden_dim = 8960, qwen25.vocab_size = 151936;
+    qwen25.max_context = 32768, qwen25.norm_eps = 1e-6f, qwen25.rope_theta = 1e6f;
+    qwen25.tied_embeddings = true;
+    v.push_back(qwen25);
+
+    Spec qwen3 = qwen25;  // Qwen/Qwen3-1.7B: per-head q/k norms
+    qwen3.name = "qwen3-1.7b";
+    qwen3.arch = Architecture::Qwen3;
+    qwen3.dim = 2048, qwen3.n_layers = 28, qwen3.n_heads = 16, qwen3.n_kv_heads = 8;
+    qwen3.head_dim = 128, qwen3.hidden_dim = 6144, qwen3.max_context = 40960;
+    v.push_back(qwen3);
+
+    Spec g3 = gemma;  // google/gemma-3-1b-it: 5 of 6 layers slide over 512 tokens
+    g3.name = "gemma-3-1b";
+    g3.arch = Architecture::Gemma3;
+    g3.dim = 1152, g3.n_layers = 26, g3.n_heads = 4, g3.n_kv_heads = 1, g3.head_dim = 256;
+    g3.hidden_dim = 6912, g3.vocab_size = 262144, g3.max_context = 32768, g3.rope_theta = 1e6f;
+    g3.rope_local_theta = 10000.0f, g3.query_pre_attn_scalar = 256;
+    g3.sliding_window = 512, g3.sliding_period = 6;
+    v.push_back(g3);
+
+    // microsoft/Phi-3.5-mini-instruct. Its longrope per-frequency factors change the RoPE
+    // table's values only, not the work per token: left out.
+    Spec phi = llama;
+    phi.name = "phi-3.5-mini";
+    phi.arch = Architecture::Phi3;
+    phi.dim = 3072, phi.n_layers = 32, phi.n_heads = 32, phi.n_kv_heads = 32, phi.head_dim = 96;
+    phi.hidden_dim = 8192, phi.vocab_size = 32064, phi.max_context = 131072;
+    v.push_back(phi);
+
     Spec s15 = llama;  // llama2.c stories15M: classifier shared with the embedding
     s15.name = "stories15M";
     s15.dim = 288, s15.n_layers = 6, s15.n_heads = 6, s15.n_kv_heads = 6, s15.head_dim = 48;
@@ -80,7 +131,7 @@ const Spec* find_spec(std::string_view name) {
 
 SpecialIds special_ids(const Spec& spec) {
   SpecialIds ids;
-  if (spec.arch == Architecture::Gemma || spec.arch == Architecture::Gemma2) {
+  if (format::find_architecture(spec.arch)->norm_plus_one) {
     // Gemma's layout: pad 0, eos 1, bos 2, unk 3, <mask> 4, unused 5..105, turn markers.
     ids.pad = 0, ids.eos = 1, ids.bos = 2, ids.unk = 3;
     ids.start_of_turn = 106, ids.end_of_turn = 107;
@@ -108,10 +159,12 @@ std::string chat_template_text(ChatTemplate kind) {
 
 format::FileHeader make_header(const Spec& spec) {
   format::FileHeader h{};
+  const format::ArchitectureTraits& arch = *format::find_architecture(spec.arch);
   h.architecture = static_cast<uint32_t>(spec.arch);
   h.flags = format::kFlagAddBos;
   if (spec.tied_embeddings) h.flags |= format::kFlagTiedEmbeddings;
-  if (spec.arch != Architecture::Llama) h.flags |= format::kFlagEmbedScaleSqrtDim;
+  if (arch.embed_scale) h.flags |= format::kFlagEmbedScaleSqrtDim;
+  if (arch.sandwich_norms) h.flags |= format::kFlagPostNorms;
   h.n_layers = static_cast<uint32_t>(spec.n_layers);
   h.dim = static_cast<uint32_t>(spec.dim);
   h.hidden_dim = static_cast<uint32_t>(spec.hidden_dim);
@@ -124,7 +177,16 @@ format::FileHeader make_header(const Spec& spec) {
   h.chat_template_kind = static_cast<uint32_t>(spec.chat_template);
   h.norm_eps = spec.norm_eps;
   h.rope_theta = spec.rope_theta;
-  h.query_scale = 1.0f / std::sqrt(static_cast<float>(spec.head_dim));
+  h.query_scale = 1.0f / std::sqrt(static_cast<float>(spec.query_pre_attn_scalar > 0 ? spec.query_pre_attn_scalar
+                                                                                    : spec.head_dim));
+  h.sliding_window = static_cast<uint32_t>(spec.sliding_window);
+  h.sliding_window_period = static_cast<uint32_t>(spec.sliding_period);
+  h.rope_local_theta = spec.rope_local_theta;
+  h.rope_scaling = static_cast<uint32_t>(spec.rope_scaling);
+  h.rope_scaling_factor = spec.rope_scaling_factor;
+  h.rope_low_freq_factor = spec.rope_low_freq_factor;
+  h.rope_high_freq_factor = spec.rope_high_freq_factor;
+  h.rope_original_context = static_cast<uint32_t>(spec.rope_original_context);
   const SpecialIds ids = special_ids(spec);
   h.bos_id = ids.bos;
   h.n_eog_ids = 0;
@@ -134,33 +196,9 @@ format::FileHeader make_header(const Spec& spec) {
 }
 
 std::vector<format::TensorDecl> tensor_decls(const Spec& spec, format::DType dtype) {
-  using format::DType;
-  using format::TensorDecl;
-  const uint64_t dim = spec.dim, hidden = spec.hidden_dim, head = spec.head_dim;
-  const uint64_t q_width = spec.n_heads * head;
-  const uint64_t qkv_rows = (spec.n_heads + 2ull * spec.n_kv_heads) * head;
-  auto matrix = [&](std::string name, uint64_t rows, uint64_t cols) {
-    return TensorDecl{std::move(name), dtype, rows, cols, 2};
-  };
-  auto norm = [&](std::string name) { return TensorDecl{std::move(name), DType::F32, 1, dim, 1}; };
-
-  std::vector<TensorDecl> decls;
-  decls.push_back(matrix("tok_embeddings", spec.vocab_size, dim));
-  for (int i = 0; i < spec.n_layers; ++i) {
-    const std::string p = "layers." + std::to_string(i) + ".";
-    decls.push_back(norm(p + "attn_norm"));
-    decls.push_back(matrix(p + "wqkv", qkv_rows, dim));
-    decls.push_back(matrix(p + "wo", dim, q_width));
-    decls.push_back(norm(p + "ffn_norm"));
-    decls.push_back(matrix(p + "w_gate_up", 2 * hidden, dim));
-    decls.push_back(matrix(p + "w_down", dim, hidden));
-    if (spec.arch == Architecture::Gemma2) {
-      decls.push_back(norm(p + "post_attn_norm"));
-      decls.push_back(norm(p + "post_ffn_norm"));
-    }
-  }
-  decls.push_back(norm("output_norm"));
-  if (!spec.tied_embeddings) decls.push_back(matrix("output", spec.vocab_size, dim));
+  std::vector<format::TensorDecl> decls;
+  for (const format::TensorSpec& t : format::model_tensors(make_header(spec)))
+    decls.push_back({t.name, t.n_dims == 1 ? format::DType::F32 : dtype, t.rows, t.cols, t.n_dims});
   return decls;
 }
 

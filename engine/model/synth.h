@@ -29,6 +29,13 @@ struct Spec {
   float norm_eps = 1e-5f, rope_theta = 10000.0f;
   bool tied_embeddings = false;
   ChatTemplate chat_template = ChatTemplate::None;
+  // Options that change the work per token only a little, kept so the files match the model.
+  int query_pre_attn_scalar = 0;      // 0: head_dim
+  int sliding_window = 0, sliding_period = 0;  // FileHeader's meaning
+  float rope_local_theta = 0.0f;
+  format::RopeScaling rope_scaling = format::RopeScaling::None;
+  float rope_scaling_factor = 0.0f, rope_low_freq_factor = 0.0f, rope_high_freq_factor = 0.0f;
+  int rope_original_context = 0;
 };
 
 // The models `magnetar-cli synth --like` knows, with their published configurations.
@@ -44,7 +51,8 @@ struct SpecialIds {
 SpecialIds special_ids(const Spec& spec);
 
 format::FileHeader make_header(const Spec& spec);
-// Every tensor in the file's canonical names and order; matrices in `dtype`, norms in F32.
+// Every tensor in the file's canonical names and order (the architecture table's list for
+// make_header(spec)); matrices in `dtype`, norms and biases in F32.
 std::vector<format::TensorDecl> tensor_decls(const Spec& spec, format::DType dtype);
 uint64_t parameter_count(const Spec& spec);
 // Serialized SentencePiece ModelProto with exactly spec.vocab_size pieces: the special tokens,

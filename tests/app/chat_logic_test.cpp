@@ -55,6 +55,10 @@ TEST_F(DropTest, UnsupportedThingsSayWhy) {
   EXPECT_NE(classify_drop((dir_ / "photos").string()).message.find("config.json"), std::string::npos);
   write(dir_ / "stories.bin", "x");
   EXPECT_EQ(classify_drop((dir_ / "stories.bin").string()).kind, DropKind::Llama2cCheckpoint);
+  write(dir_ / "model.gguf", "GGUF\x03");
+  EXPECT_EQ(classify_drop((dir_ / "model.gguf").string()).kind, DropKind::GgufFile);
+  write(dir_ / "renamed-gguf.dat", "GGUF\x03");  // recognised by its magic
+  EXPECT_EQ(classify_drop((dir_ / "renamed-gguf.dat").string()).kind, DropKind::GgufFile);
 }
 
 TEST_F(DropTest, RealTestDataFolder) {
@@ -134,8 +138,12 @@ TEST(OverflowPolicy, TheLastMessageAloneTooLong) {
 TEST(Predictions, SpeedAndMemory) {
   EXPECT_DOUBLE_EQ(predicted_tokens_per_second(2'000'000'000ull, 20.0), 10.0);
   EXPECT_EQ(predicted_tokens_per_second(0, 20.0), 0.0);
-  // 2 layers × 64 wide × 100 positions × K and V × 4 bytes, plus the file and scratch.
-  EXPECT_EQ(predicted_ram_bytes(1000, 2, 64, 100), 1000u + 2u * 2 * 64 * 100 * 4 + (64u << 20));
+  // 2 layers × (2 KV heads × 32) × 100 positions × K and V × 4 bytes, plus the file and scratch.
+  EXPECT_EQ(predicted_ram_bytes(1000, 2, 2, 32, 100, KvType::F32), 1000u + 2u * 2 * 64 * 100 * 4 + (64u << 20));
+  EXPECT_EQ(predicted_ram_bytes(1000, 2, 2, 32, 100, KvType::F16), 1000u + 2u * 2 * 64 * 100 * 2 + (64u << 20));
+  // Int8: one byte per element plus a float scale per head and position.
+  EXPECT_EQ(predicted_ram_bytes(1000, 2, 2, 32, 100, KvType::Int8),
+            1000u + 2u * (2 * 64 * 100 + 2 * 2 * 100 * 4) + (64u << 20));
   EXPECT_LT(bytes_per_parameter(WeightType::Q4_0), bytes_per_parameter(WeightType::Q8_0));
   EXPECT_EQ(reply_reserve_tokens(512, 256), 64);
   EXPECT_EQ(reply_reserve_tokens(100, 256), 25);

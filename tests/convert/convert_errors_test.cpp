@@ -90,9 +90,67 @@ TEST_F(ConvertErrorTest, ConfigValueOfTheWrongType) {
 TEST_F(ConvertErrorTest, UnknownArchitectureIsNamedAndSupportedOnesListed) {
   REQUIRE_DATA();
   std::string src = copy("stories260K-hf/f32");
-  edit_json(src + "/config.json", [](json& j) { j["architectures"] = {"MistralForCausalLM"}; });
-  expect_error(src, {"config.json", "MistralForCausalLM", "not supported", "LlamaForCausalLM",
-                     "GemmaForCausalLM", "Gemma2ForCausalLM"});
+  edit_json(src + "/config.json", [](json& j) { j["architectures"] = {"FalconForCausalLM"}; });
+  expect_error(src, {"config.json", "FalconForCausalLM", "not supported", "LlamaForCausalLM",
+                     "MistralForCausalLM", "GemmaForCausalLM", "Gemma2ForCausalLM", "Qwen2ForCausalLM",
+                     "Qwen3ForCausalLM", "Gemma3ForCausalLM", "Gemma3ForConditionalGeneration",
+                     "Phi3ForCausalLM"});
+}
+
+// RoPE scalings that are not implemented are refused by name, never run wrongly.
+TEST_F(ConvertErrorTest, UnimplementedRopeScalingIsNamed) {
+  REQUIRE_DATA();
+  for (const char* type : {"longrope", "yarn", "dynamic"}) {
+    std::string src = copy("stories260K-hf/f32");
+    edit_json(src + "/config.json", [&](json& j) {
+      j["rope_scaling"] = {{"rope_type", type}, {"factor", 4.0}};
+    });
+    expect_error(src, {"config.json", "rope_scaling", type, "not supported"});
+  }
+  std::string src = copy("stories260K-hf/f32");
+  edit_json(src + "/config.json", [](json& j) {  // Phi-3's older spelling: "type"
+    j["architectures"] = {"Phi3ForCausalLM"};
+    j["rope_scaling"] = {{"type", "su"}, {"short_factor", {1.0}}, {"long_factor", {1.0}}};
+  });
+  expect_error(src, {"rope_scaling", "\"su\"", "not supported"});
+}
+
+TEST_F(ConvertErrorTest, Llama3RopeScalingNeedsItsFields) {
+  REQUIRE_DATA();
+  std::string src = copy("stories260K-hf/f32");
+  edit_json(src + "/config.json", [](json& j) {
+    j["rope_scaling"] = {{"rope_type", "llama3"}, {"factor", 8.0}, {"low_freq_factor", 1.0}};
+  });
+  expect_error(src, {"high_freq_factor"});
+}
+
+TEST_F(ConvertErrorTest, QwenSlidingWindowLayersAreRefused) {
+  REQUIRE_DATA();
+  std::string src = copy("stories260K-hf/f32");
+  edit_json(src + "/config.json", [](json& j) {
+    j["architectures"] = {"Qwen2ForCausalLM"};
+    j["use_sliding_window"] = true;
+  });
+  expect_error(src, {"use_sliding_window", "not supported"});
+}
+
+TEST_F(ConvertErrorTest, IrregularLayerTypesAreRefused) {
+  REQUIRE_DATA();
+  std::string src = copy("stories260K-hf/f32");
+  edit_json(src + "/config.json", [](json& j) {
+    j["architectures"] = {"Gemma2ForCausalLM"};
+    const int n = j["num_hidden_layers"];
+    j["layer_types"] = json::array();
+    for (int i = 0; i < n; ++i) j["layer_types"].push_back(i == 0 ? "full_attention" : "sliding_attention");
+  });
+  expect_error(src, {"layer_types", "repeating pattern"});
+}
+
+TEST_F(ConvertErrorTest, AttentionBiasOutsideQwen2IsRefused) {
+  REQUIRE_DATA();
+  std::string src = copy("stories260K-hf/f32");
+  edit_json(src + "/config.json", [](json& j) { j["attention_bias"] = true; });
+  expect_error(src, {"attention_bias", "not supported", "LlamaForCausalLM"});
 }
 
 TEST_F(ConvertErrorTest, MissingTokenizerModel) {

@@ -77,16 +77,23 @@ TEST(ModelReader, AcceptsAValidFile) {
   EXPECT_EQ(view.tokenizer, "tokenizer-bytes");
 }
 
-TEST(ModelReader, VersionOneFilesLoadAsSentencePiece) {
-  // A version-1 writer left zeroes there; whatever the byte holds, version 1 means SentencePiece.
+// Version-1 files still load: the tokenizer kind byte (reserved then) reads as SentencePiece
+// whatever it holds, the RoPE fields as zero, and a sliding period 0 as "no sliding layer"
+// (version 2's 0 means "every layer").
+TEST(ModelReader, ReadsVersionOneFiles) {
   const auto file = build_file([](FileHeader& h, auto&) {
     h.version = 1;
     h.tokenizer_kind = 7;
+    h.sliding_window = 16;
+    h.sliding_window_period = 0;
   });
   ModelFileView view;
   Status s = parse_model_file(file.data(), file.size(), &view);
   ASSERT_TRUE(s) << s.message();
   EXPECT_EQ(view.header.tokenizer_kind, 0u);
+  EXPECT_EQ(view.header.sliding_window, 0u);
+  EXPECT_EQ(view.header.rope_scaling, 0u);
+  EXPECT_EQ(view.header.rope_local_theta, 0.0f);
 }
 
 TEST(ModelReader, VersionTwoCarriesTheTokenizerKind) {
@@ -94,6 +101,16 @@ TEST(ModelReader, VersionTwoCarriesTheTokenizerKind) {
   ModelFileView view;
   ASSERT_TRUE(parse_model_file(file.data(), file.size(), &view));
   EXPECT_EQ(view.header.tokenizer_kind, 1u);
+}
+
+TEST(ModelReader, VersionTwoSlidingPeriodZeroMeansEveryLayer) {
+  const auto file = build_file([](FileHeader& h, auto&) {
+    h.sliding_window = 16;
+    h.sliding_window_period = 0;
+  });
+  ModelFileView view;
+  ASSERT_TRUE(parse_model_file(file.data(), file.size(), &view));
+  EXPECT_EQ(view.header.sliding_window, 16u);
 }
 
 struct BadCase {
@@ -119,7 +136,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"version zero", [](FileHeader& h, auto&) { h.version = 0; }, "unsupported format version 0"},
         BadCase{"tokenizer kind", [](FileHeader& h, auto&) { h.tokenizer_kind = 5; }, "unknown tokenizer kind 5"},
         BadCase{"size field", [](FileHeader& h, auto&) { h.file_bytes += 64; }, "truncated or damaged"},
-        BadCase{"architecture", [](FileHeader& h, auto&) { h.architecture = 7; }, "unknown architecture"},
+        BadCase{"architecture", [](FileHeader& h, auto&) { h.architecture = 99; }, "unknown architecture"},
         BadCase{"zero dim", [](FileHeader& h, auto&) { h.dim = 0; }, "hyperparameter"},
         BadCase{"gqa", [](FileHeader& h, auto&) { h.n_kv_heads = 3; }, "not a multiple of n_kv_heads"},
         BadCase{"eps", [](FileHeader& h, auto&) { h.norm_eps = -1; }, "invalid float"},
@@ -132,12 +149,23 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"shape", [](FileHeader&, auto& t) { t[4].shape[0] = 9; }, "does not match the header"},
         BadCase{"bytes", [](FileHeader&, auto& t) { t[4].bytes = 12; }, "byte size does not match"},
         BadCase{"dtype", [](FileHeader&, auto& t) { t[0].dtype = 77; }, "unknown dtype 77"},
-        BadCase{"norm dtype", [](FileHeader&, auto& t) { t[1].dtype = 1; }, "norm weights must be f32"},
+        BadCase{"norm dtype", [](FileHeader&, auto& t) { t[1].dtype = 1; }, "norm weights and biases must be f32"},
         BadCase{"unknown tensor", [](FileHeader&, auto& t) { std::strcpy(t[2].name, "layers.0.bogus"); }, "not a tensor this format defines"},
         BadCase{"layer index", [](FileHeader&, auto& t) { std::strcpy(t[2].name, "layers.5.attn_norm"); }, "not a tensor this format defines"},
         BadCase{"duplicate", [](FileHeader&, auto& t) { std::strcpy(t[5].name, "layers.0.attn_norm"); }, "duplicate name"},
         BadCase{"unterminated", [](FileHeader&, auto& t) { std::memset(t[0].name, 'a', kMaxTensorName); }, "not terminated"},
-        BadCase{"missing output", [](FileHeader& h, auto&) { h.flags &= ~kFlagTiedEmbeddings; }, "missing tensor 'output'"}),
+        BadCase{"missing output", [](FileHeader& h, auto&) { h.flags &= ~kFlagTiedEmbeddings; }, "missing tensor 'output'"},
+        BadCase{"rope scaling id", [](FileHeader& h, auto&) { h.rope_scaling = 9; }, "unknown RoPE scaling id 9"},
+        BadCase{"rope factor", [](FileHeader& h, auto&) { h.rope_scaling = 1, h.rope_scaling_factor = 0; },
+                "invalid RoPE scaling"},
+        BadCase{"llama3 rope", [](FileHeader& h, auto&) {
+                  h.rope_scaling = 2, h.rope_scaling_factor = 8, h.rope_low_freq_factor = 4;
+                  h.rope_high_freq_factor = 1, h.rope_original_context = 8192;
+                }, "high_freq_factor > low_freq_factor"},
+        BadCase{"local rope", [](FileHeader& h, auto&) { h.rope_local_theta = -1; }, "local RoPE base"},
+        // Qwen 2 files hold q/k/v biases; this Llama-shaped file has none.
+        BadCase{"qwen2 bias", [](FileHeader& h, auto&) { h.architecture = 4; }, "missing tensor 'layers.0.bqkv'"},
+        BadCase{"qwen3 norms", [](FileHeader& h, auto&) { h.architecture = 5; }, "missing tensor 'layers.0.q_norm'"}),
     [](const auto& info) {
       std::string n = info.param.what;
       for (char& c : n) if (c == ' ') c = '_';

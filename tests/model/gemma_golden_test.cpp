@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "common/converted_models.h"
+#include "common/golden_session.h"
 #include "common/testdata.h"
 #include "magnetar/engine.h"
 
@@ -45,22 +46,13 @@ GoldenCase load_case(const std::string& model, const std::string& name) {
   return g;
 }
 
-struct Loaded {
-  std::unique_ptr<Model> model;
-  std::unique_ptr<Session> session;
-};
+using Loaded = test::LoadedModel;
 
 bool load(const std::string& folder, WeightType type, Loaded* out) {
   std::string error;
   const std::string path = test::converted_model("gemma/" + folder, type, &error);
   EXPECT_FALSE(path.empty()) << error;
-  if (path.empty()) return false;
-  Status s = Model::load(path, LoadOptions{}, &out->model);
-  EXPECT_TRUE(s) << s.message();
-  if (!s) return false;
-  s = Session::create(*out->model, &out->session);
-  EXPECT_TRUE(s) << s.message();
-  return s.is_ok();
+  return !path.empty() && test::load_with_session(path, out);
 }
 
 int argmax(const float* x, int n) { return static_cast<int>(std::max_element(x, x + n) - x); }
@@ -89,13 +81,7 @@ TEST_P(GemmaGolden, F32Greedy32Match) {
   const GoldenCase g = load_case(folder, case_name);
   Loaded m;
   ASSERT_TRUE(load(folder, WeightType::F32, &m));
-  GenerateRequest request;
-  request.prompt = g.prompt_ids;
-  request.max_tokens = 32;
-  request.stop_at_eog = false;
-  GenerateResult result;
-  ASSERT_TRUE(m.session->generate(request, &result));
-  EXPECT_EQ(result.tokens, g.greedy_32);
+  EXPECT_EQ(test::greedy_tokens(*m.session, g.prompt_ids, 32), g.greedy_32);
 }
 
 TEST_P(GemmaGolden, F16LogitsStayWithinBudget) {
@@ -120,15 +106,11 @@ TEST_P(GemmaGolden, F16LogitsStayWithinBudget) {
       argmax_agree += argmax(ours, vocab) == argmax(ref, vocab);
     }
   }
-  GenerateRequest request;
-  request.prompt = g.prompt_ids;
-  request.max_tokens = 32;
-  request.stop_at_eog = false;
   m.session->reset();
-  GenerateResult result;
-  ASSERT_TRUE(m.session->generate(request, &result));
+  const std::vector<int> tokens = test::greedy_tokens(*m.session, g.prompt_ids, 32);
+  ASSERT_EQ(tokens.size(), 32u);
   int greedy_agree = 0;
-  while (greedy_agree < 32 && result.tokens[greedy_agree] == g.greedy_32[greedy_agree]) ++greedy_agree;
+  while (greedy_agree < 32 && tokens[greedy_agree] == g.greedy_32[greedy_agree]) ++greedy_agree;
   std::printf("[ measured ] %s/%s f16: max |logit diff| = %.3g, argmax %d/%d, greedy prefix %d/32\n",
               folder, case_name, max_diff, argmax_agree, argmax_checked, greedy_agree);
   EXPECT_LE(max_diff, kF16LogitTolerance);

@@ -402,14 +402,7 @@ void AppState::on_event(const EngineEvent& e, double now, const ModelInfo* info,
   }
 }
 
-const char* architecture_name_words(Architecture arch) {
-  switch (arch) {
-    case Architecture::Llama: return "Llama";
-    case Architecture::Gemma: return "Gemma";
-    case Architecture::Gemma2: return "Gemma 2";
-  }
-  return "unknown";
-}
+const char* architecture_name_words(Architecture arch) { return architecture_display_name(arch); }
 
 const char* chat_template_words(ChatTemplate t) {
   switch (t) {

@@ -64,12 +64,10 @@ DropTarget classify_drop(const std::string& path) {
     return unsupported(path, "'" + from_path(p.filename()) +
                                  "' is not a Magnetar model file (its header is missing or damaged).");
   if (extension == ".bin") return DropTarget{DropKind::Llama2cCheckpoint, path, ""};
-  if (extension == ".gguf")
-    return unsupported(path, "GGUF files cannot be opened directly; drop the Hugging Face folder "
-                             "of the model instead.");
+  if (extension == ".gguf" || file_starts_with(p, "GGUF", 4)) return DropTarget{DropKind::GgufFile, path, ""};
   return unsupported(path, "'" + from_path(p.filename()) +
-                               "' is not a model. Drop a Hugging Face folder (with config.json) or "
-                               "a Magnetar .mgn file.");
+                               "' is not a model. Drop a Hugging Face folder (with config.json), a "
+                               ".gguf file or a Magnetar .mgn file.");
 }
 
 int first_message_to_keep(const std::vector<Message>& messages,
@@ -124,11 +122,10 @@ double predicted_tokens_per_second(uint64_t bytes_per_token, double read_gbps) {
   return read_gbps * 1e9 / static_cast<double>(bytes_per_token);
 }
 
-uint64_t predicted_ram_bytes(uint64_t model_file_bytes, int n_layers, int kv_width, int context) {
-  const uint64_t kv = 2ull * static_cast<uint64_t>(n_layers) * static_cast<uint64_t>(kv_width) *
-                      static_cast<uint64_t>(context) * sizeof(float);
+uint64_t predicted_ram_bytes(uint64_t model_file_bytes, int n_layers, int n_kv_heads, int head_dim, int context,
+                             KvType kv_type) {
   constexpr uint64_t kScratchBytes = 64ull << 20;
-  return model_file_bytes + kv + kScratchBytes;
+  return model_file_bytes + kv_cache_bytes(n_layers, n_kv_heads, head_dim, context, kv_type) + kScratchBytes;
 }
 
 double bytes_per_parameter(WeightType type) {

@@ -13,7 +13,7 @@
 
 namespace magnetar::app {
 
-enum class DropKind { HuggingFaceFolder, Llama2cCheckpoint, MagnetarModel, Unsupported };
+enum class DropKind { HuggingFaceFolder, GgufFile, Llama2cCheckpoint, MagnetarModel, Unsupported };
 
 struct DropTarget {
   DropKind kind = DropKind::Unsupported;
@@ -54,8 +54,10 @@ OverflowDecision decide_overflow(const std::vector<ChatMessage>& messages, Overf
 
 // Decode speed is bound by reading the weights once per token.
 double predicted_tokens_per_second(uint64_t bytes_per_token, double read_gbps);
-// Model file + KV cache (float32 keys and values for every layer) + a little scratch.
-uint64_t predicted_ram_bytes(uint64_t model_file_bytes, int n_layers, int kv_width, int context);
+// Model file + KV cache (n_layers × n_kv_heads × head_dim keys and values per token, in the KV
+// type's element size) + a little scratch.
+uint64_t predicted_ram_bytes(uint64_t model_file_bytes, int n_layers, int n_kv_heads, int head_dim, int context,
+                             KvType kv_type);
 
 // Bytes per parameter of each weight type in the model file (blocks of 32 with a scale).
 double bytes_per_parameter(WeightType type);

@@ -46,9 +46,12 @@ struct ConvertOptions {
 struct SourceSummary {
   std::string architecture;  // "LlamaForCausalLM", ...
   std::string kind;          // "Hugging Face folder", "GGUF file" or "llama2.c checkpoint"
+  std::string family;        // "Qwen 3", ... (architecture_display_name)
+  std::string notice;        // what the conversion leaves out (a vision tower, ...); empty: nothing
   uint64_t n_params = 0;
   uint64_t source_bytes = 0;
   int n_layers = 0, dim = 0, vocab_size = 0, max_context = 0;
+  int n_kv_heads = 0, head_dim = 0;  // the KV cache holds n_layers × n_kv_heads × head_dim per token
   // For predicted_model_file_bytes: tensors in the output, parameters stored as F32 norms
   // whatever the weight type, and tokenizer + chat template bytes.
   int n_tensors = 0;

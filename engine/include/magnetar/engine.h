@@ -19,8 +19,14 @@
 
 namespace magnetar {
 
-enum class Architecture : uint32_t { Llama = 1, Gemma = 2, Gemma2 = 3 };
-const char* architecture_name(Architecture arch);
+// Model families (the table in engine/format/architecture.h). Llama also covers Mistral.
+enum class Architecture : uint32_t {
+  Llama = 1, Gemma = 2, Gemma2 = 3, Qwen2 = 4, Qwen3 = 5, Gemma3 = 6, Phi3 = 7,
+};
+const char* architecture_name(Architecture arch);          // "llama", "qwen3", ...
+const char* architecture_display_name(Architecture arch);  // "Llama / Mistral", "Qwen 3", ...
+// The families this build runs, for people: "Llama / Mistral, Gemma, ...".
+std::string supported_model_families();
 
 // The family a model's chat template was recognised as, for display only: every template is
 // rendered from its Jinja text (ModelInfo::chat_template_source).
@@ -35,6 +41,9 @@ enum class LoadMode { Read, Map };  // Read: anonymous memory, huge pages reques
 enum class KvType { F32, F16, Int8 };
 const char* kv_type_name(KvType type);                   // "f32", "f16", "int8"
 bool parse_kv_type(const std::string& name, KvType* out);  // false on anything else
+// Bytes of one session's KV cache for these shapes (keys, values and, for Int8, their scales):
+// what ModelInfo::kv_cache_bytes will say once such a model is loaded.
+uint64_t kv_cache_bytes(int n_layers, int n_kv_heads, int head_dim, int context, KvType type);
 
 struct LoadOptions {
   LoadMode mode = LoadMode::Read;

@@ -86,7 +86,15 @@ struct TensorSummary {
 struct ModelDetails {
   float norm_eps = 0, rope_theta = 0, query_scale = 0;
   float attn_softcap = 0, final_softcap = 0;  // 0 = off
-  int sliding_window = 0, sliding_period = 0;  // layer l slides when period && l % period == 0
+  // Layer l slides when sliding_window > 0 and (period == 0 or (l + 1) % period != 0).
+  int sliding_window = 0, sliding_period = 0;
+  float rope_local_theta = 0;  // RoPE base of sliding layers; 0: rope_theta on every layer
+  std::string rope_scaling;    // "" (none), "linear" or "llama3"
+  float rope_scaling_factor = 0, rope_low_freq_factor = 0, rope_high_freq_factor = 0;
+  int rope_original_context = 0;
+  bool rope_freq_factors = false;  // a rope_freqs tensor divides the global layers' frequencies
+  bool qkv_bias = false;           // biases on q, k and v (Qwen 2)
+  bool qk_norm = false;            // per-head q/k RMSNorm before RoPE (Qwen 3, Gemma 3)
   bool gelu_activation = false;  // GELU (tanh) instead of SiLU
   bool tied_embeddings = false;
   std::vector<TensorSummary> tensors;  // in file order
