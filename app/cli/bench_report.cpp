@@ -51,10 +51,20 @@ nlohmann::json report_to_json(const BenchReport& r) {
         {"weight_bytes_per_token", r.weight_bytes_per_token},
         {"kv_cache_bytes", r.kv_cache_bytes},
         {"context_length", r.context_length}}},
-      {"cpu", {{"brand", r.cpu_brand}, {"logical_cores", r.logical_cores}}},
+      {"cpu",
+       {{"brand", r.cpu_brand},
+        {"vendor", r.cpu_vendor},
+        {"family", r.cpu_family},
+        {"model", r.cpu_model},
+        {"stepping", r.cpu_stepping},
+        {"logical_cores", r.logical_cores}}},
       {"kernels", r.kernels},
       {"quant_kernels", r.quant_kernels},
-      {"load", {{"mode", r.load_mode}, {"striped_matrices", r.striped_matrices}, {"tiled_matrices", r.tiled_matrices}, {"seconds", r.load_seconds}}},
+      {"tuning", {{"source", r.tuning_source},
+                  {"summary", describe_decode_tuning(r.tuning)},
+                  {"calibration", json::parse(decode_tuning_json(r.tuning))}}},
+      {"load", {{"mode", r.load_mode}, {"striped_matrices", r.striped_matrices}, {"stripe_cols", r.stripe_cols},
+                {"tiled_matrices", r.tiled_matrices}, {"seconds", r.load_seconds}}},
       {"reps", r.reps},
       {"ceiling", {{"buffer_bytes", r.probe_buffer_bytes}, {"points", ceiling},
                    {"interleaved_with_decode", r.interleaved_ceiling}}},
@@ -96,17 +106,21 @@ std::string report_to_table(const BenchReport& r) {
   out += "weights  " + format("%.3f", gb(r.weight_bytes_per_token)) + " GB read per token, " +
          "KV cache " + format("%.1f", static_cast<double>(r.kv_cache_bytes) / 1048576.0) +
          " MiB for " + std::to_string(r.context_length) + " tokens\n";
-  out += "cpu      " + r.cpu_brand + ", " + std::to_string(r.logical_cores) + " logical cores, " +
-         r.kernels + " kernels";
+  out += "cpu      " + r.cpu_brand + " (" + r.cpu_vendor + " family " + std::to_string(r.cpu_family) + " model " +
+         std::to_string(r.cpu_model) + " stepping " + std::to_string(r.cpu_stepping) + "), " +
+         std::to_string(r.logical_cores) + " logical cores, " + r.kernels + " kernels";
   const bool quantized = r.weight_type == "q8_0" || r.weight_type == "q4_0";
   if (quantized && !r.quant_kernels.empty()) out += " (" + r.quant_kernels + " for " + r.weight_type + ")";
   out += "\n";
   out += "load     " + r.load_mode + ", " + format("%.2f", r.load_seconds) + " s";
   if (r.load_seconds > 0)
     out += " (" + format("%.1f", gb(r.file_bytes) / r.load_seconds) + " GB/s)";
-  if (r.striped_matrices > 0) out += ", " + std::to_string(r.striped_matrices) + " wide matrices striped";
+  if (r.striped_matrices > 0)
+    out += ", " + std::to_string(r.striped_matrices) + " wide matrices striped (" + std::to_string(r.stripe_cols) +
+           " columns)";
   if (r.tiled_matrices > 0) out += ", " + std::to_string(r.tiled_matrices) + " matrices in x16 tiles";
   if (r.striped_matrices == 0 && r.tiled_matrices == 0) out += ", plain layout";
+  out += "\ntuning   " + describe_decode_tuning(r.tuning) + ", " + r.tuning_source;
   out += "\nreps     " + std::to_string(r.reps) + " (medians shown)";
   out += r.interleaved_ceiling ? "; ceiling probed before each decode repetition, % ceil = median "
                                  "of the per-repetition ratios\n\n"
@@ -159,6 +173,24 @@ std::string report_to_table(const BenchReport& r) {
   if (r.idle_seconds > 0)
     out += "idle     " + format("%.3f", r.idle_cpu_seconds) + " CPU seconds over " +
            format("%.0f", r.idle_seconds) + " idle seconds after generating\n";
+  return out;
+}
+
+std::string tuning_to_table(const DecodeTuning& t) {
+  std::string out = "calibration: " + std::to_string(t.threads) + " thread(s), " + format("%.1f", t.seconds) +
+                    " s; medians of one decode pass over the test matrices\n";
+  for (const TypeTuning& type : t.types) {
+    out += "\n" + type.type + ": " + type.chosen + " (" + type.reason + ")\n";
+    for (const TuningCandidate& c : type.candidates) {
+      std::string line = "  " + std::string(c.name == type.chosen ? "* " : "  ") + c.name;
+      line += std::string(line.size() < 32 ? 32 - line.size() : 1, ' ');
+      line += c.failed ? "failed (wrong results)"
+              : c.median_seconds > 0 ? format("%.2f ms", c.median_seconds * 1e3)
+                                     : "not measured (time budget)";
+      out += line + "\n";
+    }
+  }
+  out += "\nin effect: " + describe_decode_tuning(t) + "\n";
   return out;
 }
 

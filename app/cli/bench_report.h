@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "magnetar/tools.h"  // median
+#include "magnetar/tuning.h"
 
 namespace magnetar::cli {
 
@@ -43,12 +44,18 @@ struct BenchReport {
   uint64_t matrix_params = 0;  // parameters the prefill multiplies per token
   int context_length = 0;
   std::string cpu_brand;
+  std::string cpu_vendor;  // CPUID vendor, display family / model, stepping
+  int cpu_family = 0, cpu_model = 0, cpu_stepping = 0;
   int logical_cores = 0;
   std::string kernels;  // kernels::active().isa during the run
   std::string quant_kernels;  // quant::active().isa (Q8_0/Q4_0 matrices)
   bool interleaved_ceiling = false;  // ceiling measured before each decode repetition
   std::string load_mode;
   int striped_matrices = 0;  // laid out in column stripes at load (0: plain layout)
+  int stripe_cols = 0;       // their width
+  // The decode tuning the load and the kernels used ("built-in" when not measured or overridden).
+  DecodeTuning tuning;
+  std::string tuning_source;  // "cached calibration", "calibrated now", "built-in", "built-in (--layout)"
   int tiled_matrices = 0;    // Q8_0/Q4_0 matrices in x16 row tiles at load
   double load_seconds = 0;
   int reps = 0;
@@ -66,5 +73,7 @@ struct BenchReport {
 int64_t other_resident_bytes(const BenchReport& report);
 nlohmann::json report_to_json(const BenchReport& report);
 std::string report_to_table(const BenchReport& report);
+// `bench --tune`: the calibration's candidates, medians and choices, per weight type.
+std::string tuning_to_table(const DecodeTuning& tuning);
 
 }  // namespace magnetar::cli

@@ -18,6 +18,7 @@
 #include "magnetar/engine.h"
 #include "magnetar/system.h"
 #include "magnetar/tools.h"
+#include "magnetar/tuning.h"
 #include "model_options.h"
 
 namespace magnetar::cli {
@@ -26,16 +27,21 @@ namespace {
 const char* kUsage =
     "magnetar-cli bench -m MODEL [--threads 1,2] [--reps N] [--prompts 64,128,512] [--gen N]\n"
     "                   [--kernels auto|reference|asm] [--load read|map] [--kv f32|f16|int8]\n"
-    "                   [--layout striped|plain] [--json]\n"
+    "                   [--layout tuned|striped|plain] [--tune] [--json]\n"
     "                   [--json-file PATH] [--cached-ceiling] [--idle-seconds S]\n"
     "magnetar-cli bench --ceiling-only [--json]\n"
+    "magnetar-cli bench --tune [--json]\n"
     "  Measures the read-bandwidth ceiling (1..cores threads) and, per thread count, prompt\n"
     "  processing tokens/s, time to first token (128-token prompt), generation tokens/s, achieved\n"
     "  GB/s and its share of the ceiling; medians over --reps (default 3). Prompts are random\n"
     "  token ids; generation is greedy and ignores end-of-generation tokens.\n"
     "  --threads: default 1..the cores available.  --gen: generated tokens (default 128).\n"
-    "  --layout plain: keep the file's row-major layout instead of the column stripes that\n"
-    "  --load read lays wide matrices out in (to measure what the stripes gain).\n"
+    "  --layout: tuned (default): the layouts and kernel variants the calibration chose for this\n"
+    "  machine (built-in ones until it has run); striped: the built-in ones (2048-column stripes,\n"
+    "  x16 tiles); plain: the file's row-major layout (to measure what the layouts gain).\n"
+    "  --tune: run the decode calibration first (a few seconds; cached in the user's cache\n"
+    "  folder as tuning.json, which every command then uses), print its choices, then bench\n"
+    "  MODEL with them (without -m: the calibration alone).\n"
     "  The ceiling column is the read probe run right before each decode repetition at the same\n"
     "  thread count (median); % ceil is the median of the per-repetition ratios.\n"
     "  --cached-ceiling: use the cached probe for the ceiling column instead (no interleaving).\n"
@@ -113,6 +119,28 @@ Status timed_generate(Session& session, const std::vector<int>& prompt, int max_
   return Status::ok();
 }
 
+// The decode calibration (bench --tune): measured, cached, applied; its table or JSON printed
+// to `out` (stderr when a bench follows, so that --json stays one document on stdout).
+bool run_tune(bool json, std::ostream& out, DecodeTuning* tuning) {
+  CalibrationOptions options;
+  options.on_progress = [](int done, int total, const std::string& step) {
+    std::cerr << "\rcalibrating " << done + 1 << "/" << total << ": " << step << "          " << std::flush;
+  };
+  const Status s = calibrate_and_cache_decode_tuning(options, tuning);
+  std::cerr << "\r" << std::string(72, ' ') << "\r";
+  if (!s && tuning->types.empty()) {
+    std::cerr << "magnetar-cli bench: calibration failed: " << s.message() << "\n";
+    return false;
+  }
+  if (!s) std::cerr << "magnetar-cli bench: the calibration was not cached: " << s.message() << "\n";
+  apply_decode_tuning(*tuning);
+  if (json)
+    out << nlohmann::json::parse(decode_tuning_json(*tuning)).dump(2) << "\n";
+  else
+    out << tuning_to_table(*tuning);
+  return true;
+}
+
 // The probe alone: what the app's dashboard shows, refreshed in the cache.
 int run_ceiling_only(bool json) {
   const double t0 = monotonic_seconds();
@@ -127,7 +155,12 @@ int run_ceiling_only(bool json) {
     nlohmann::json points = nlohmann::json::array();
     for (const auto& p : ceiling.points)
       points.push_back({{"threads", p.threads}, {"read_gbps", p.read_gbps}});
-    std::cout << nlohmann::json{{"cpu", {{"brand", cpu.brand}, {"logical_cores", cpu.logical_cores}}},
+    std::cout << nlohmann::json{{"cpu", {{"brand", cpu.brand},
+                                         {"vendor", cpu.vendor},
+                                         {"family", cpu.family},
+                                         {"model", cpu.model},
+                                         {"stepping", cpu.stepping},
+                                         {"logical_cores", cpu.logical_cores}}},
                                 {"ceiling", {{"buffer_bytes", ceiling.buffer_bytes},
                                              {"points", points}}},
                                 {"seconds", seconds}}
@@ -154,12 +187,22 @@ int run_bench(const std::vector<std::string>& argv) {
   Args args(argv, value_options);
   if (!args.ok()) return usage_error(kBench, args.error());
   std::vector<std::string> known = value_options;
-  known.insert(known.end(), {"--json", "--cached-ceiling", "--ceiling-only"});
+  known.insert(known.end(), {"--json", "--cached-ceiling", "--ceiling-only", "--tune"});
   if (std::string bad = args.unknown_option(known); !bad.empty())
     return usage_error(kBench, "unknown option " + bad);
   if (!args.positional().empty()) return usage_error(kBench, "unexpected " + args.positional()[0]);
   const std::string model_path = args.get({"-m", "--model"});
   if (args.has("--ceiling-only")) return run_ceiling_only(args.has("--json"));
+  if (args.has("--tune") && args.has("--layout"))
+    return usage_error(kBench, "--tune measures layouts itself: leave --layout out");
+  DecodeTuning tuning = active_decode_tuning();
+  std::string tuning_source = tuning.measured() ? "cached calibration" : "built-in (not calibrated)";
+  if (args.has("--tune")) {
+    if (!run_tune(args.has("--json") && model_path.empty(), model_path.empty() ? std::cout : std::cerr, &tuning))
+      return 1;
+    if (model_path.empty()) return 0;
+    tuning_source = "calibrated now";
+  }
   if (model_path.empty()) return usage_error(kBench, "no model given (-m MODEL)");
 
   std::vector<int> thread_counts;
@@ -190,9 +233,14 @@ int run_bench(const std::vector<std::string>& argv) {
   const std::string load_choice = args.get({"--load"}, "read");
   if (load_choice != "read" && load_choice != "map")
     return usage_error(kBench, "--load is read or map");
-  const std::string layout_choice = args.get({"--layout"}, "striped");
-  if (layout_choice != "striped" && layout_choice != "plain")
-    return usage_error(kBench, "--layout is striped or plain");
+  const std::string layout_choice = args.get({"--layout"}, "tuned");
+  if (layout_choice != "tuned" && layout_choice != "striped" && layout_choice != "plain")
+    return usage_error(kBench, "--layout is tuned, striped or plain");
+  if (layout_choice != "tuned") {  // explicit: the built-in layouts and kernel variants
+    tuning = DecodeTuning{};
+    apply_decode_tuning(tuning);
+    tuning_source = "built-in (--layout " + layout_choice + ")";
+  }
   KvType kv_type = KvType::F32;
   if (!parse_kv_type(args.get({"--kv"}, "f32"), &kv_type))
     return usage_error(kBench, "--kv is f32, f16 or int8");
@@ -210,7 +258,8 @@ int run_bench(const std::vector<std::string>& argv) {
   load.context_length = std::min(max_context, needed);
   load.threads = thread_counts.front();
   load.kv_type = kv_type;
-  load.decode_layouts = layout_choice == "striped";
+  load.decode_layouts = layout_choice != "plain";
+  load.use_tuning = layout_choice == "tuned";
   int last_percent = -1;
   load.on_progress = [&](uint64_t done, uint64_t total) {
     const int percent = total ? static_cast<int>(done * 100 / total) : 100;
@@ -238,11 +287,18 @@ int run_bench(const std::vector<std::string>& argv) {
   report.matrix_params = layer_matrix_params(info);
   report.context_length = info.context_length;
   report.cpu_brand = cpu_info().brand;
+  report.cpu_vendor = cpu_info().vendor;
+  report.cpu_family = cpu_info().family;
+  report.cpu_model = cpu_info().model;
+  report.cpu_stepping = cpu_info().stepping;
+  report.tuning = tuning;
+  report.tuning_source = tuning_source;
   report.logical_cores = cpu_info().logical_cores;
   report.kernels = active_kernel_isa();
   report.quant_kernels = active_quant_kernel_isa();
   report.load_mode = load_choice;
   report.striped_matrices = info.striped_matrices;
+  report.stripe_cols = info.stripe_cols;
   report.tiled_matrices = info.tiled_matrices;
   report.load_seconds = info.load_seconds > 0 ? info.load_seconds : load_wall;
   report.reps = static_cast<int>(reps);

@@ -5,6 +5,7 @@
 
 #include "cli.h"
 #include "magnetar/tools.h"
+#include "magnetar/tuning.h"
 #include "model_options.h"
 
 namespace magnetar::cli {
@@ -62,6 +63,16 @@ void print_kept_f16(const std::vector<TensorSummary>& tensors) {
   if (!names.empty()) std::printf("kept f16        %s (rows not whole 32-blocks)\n", names.c_str());
 }
 
+// "18 matrices in 2048-column stripes, 0 in x16 tiles" (read mode lays them out at load).
+std::string describe_layouts(const ModelInfo& i) {
+  if (i.striped_matrices == 0 && i.tiled_matrices == 0) return "plain (row-major, as in the file)";
+  std::string s;
+  if (i.striped_matrices > 0)
+    s = std::to_string(i.striped_matrices) + " matrices in " + std::to_string(i.stripe_cols) + "-column stripes";
+  if (i.tiled_matrices > 0) s += (s.empty() ? "" : ", ") + std::to_string(i.tiled_matrices) + " in x16 tiles";
+  return s;
+}
+
 int info_command(const std::vector<std::string>& argv) {
   std::vector<std::string> value_options = kModelValueOptions;
   Args args(argv, value_options);
@@ -86,6 +97,8 @@ int info_command(const std::vector<std::string>& argv) {
               i.context_length, kv_type_name(i.kv_type), mib(i.kv_cache_bytes).c_str());
   std::printf("weights         %s, %s read per token\n", i.weight_type.c_str(),
               mib(i.weight_bytes_per_token).c_str());
+  std::printf("decode layout   %s\n", describe_layouts(i).c_str());
+  std::printf("decode tuning   %s\n", describe_decode_tuning(active_decode_tuning()).c_str());
   print_type_summary(c.tensors);
   print_kept_f16(c.tensors);
   std::printf("norm eps        %g\n", double(c.norm_eps));

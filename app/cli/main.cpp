@@ -6,6 +6,7 @@
 #include <new>
 
 #include "cli.h"
+#include "magnetar/tuning.h"
 
 using magnetar::cli::Command;
 using magnetar::cli::commands;
@@ -74,5 +75,8 @@ int main(int argc, char** argv) {
       std::cout << "usage: " << command->usage << "\n";
       return 0;
     }
+  // The decode tuning measured on this machine (`bench --tune`), when cached: the loader's
+  // layouts and the kernels' variants follow it (MAGNETAR_TUNING=off ignores it).
+  magnetar::apply_cached_decode_tuning();
   return run_command(*command, args);
 }

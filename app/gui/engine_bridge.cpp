@@ -40,7 +40,9 @@ EngineBridge::~EngineBridge() {
   }
   doorbell_.notify_one();
   thread_.join();
+  calibration_cancel_.store(true);
   if (machine_thread_.joinable()) machine_thread_.join();
+  if (calibration_thread_.joinable()) calibration_thread_.join();
 }
 
 void EngineBridge::send(EngineCommand command) {
@@ -151,19 +153,69 @@ void EngineBridge::execute(EngineCommand& command) {
   }
 }
 
-void EngineBridge::measure_machine() {
-  MachineProfile profile;
-  profile.cpu = cpu_info();
-  profile.bandwidth = cached_read_bandwidth();
-  profile.best_gbps = profile.bandwidth.best_gbps();
-  profile.ready = true;
+// Not events: the event queue has exactly one producer, the engine thread.
+template <typename Edit>
+void EngineBridge::update_machine(Edit&& edit) {
   {
     std::lock_guard<std::mutex> lock(mailbox_mutex_);
-    machine_ = profile;
+    edit(machine_);
+    machine_.generation = machine_generation_.load() + 1;
+    machine_generation_.store(machine_.generation);
   }
-  // Not an event: the event queue has exactly one producer, the engine thread.
-  machine_ready_.store(true);
   wake_();
+}
+
+void EngineBridge::measure_machine() {
+  const BandwidthProfile bandwidth = cached_read_bandwidth();
+  update_machine([&](MachineProfile& m) {
+    m.cpu = cpu_info();
+    m.bandwidth = bandwidth;
+    m.best_gbps = bandwidth.best_gbps();
+    m.ready = true;
+  });
+  machine_ready_.store(true);
+  // Then the decode tuning: cached, or measured now (first start).
+  if (!calibrating_.exchange(true)) calibrate(/*use_cache=*/true);
+}
+
+void EngineBridge::calibrate(bool use_cache) {
+  DecodeTuning tuning;
+  if (use_cache && read_cached_decode_tuning(&tuning)) {
+    apply_decode_tuning(tuning);
+    update_machine([&](MachineProfile& m) { m.tuning = tuning; });
+    calibrating_.store(false);
+    return;
+  }
+  calibration_cancel_.store(quitting_.load());
+  update_machine([&](MachineProfile& m) {
+    m.calibrating = true;
+    m.calibration_done = 0;
+    m.calibration_error.clear();
+  });
+  CalibrationOptions options;
+  options.cancel = &calibration_cancel_;
+  options.on_progress = [&](int done, int total, const std::string& step) {
+    update_machine([&](MachineProfile& m) {
+      m.calibration_done = done;
+      m.calibration_total = total;
+      m.calibration_step = step;
+    });
+  };
+  const Status status = calibrate_and_cache_decode_tuning(options, &tuning);
+  const bool measured = tuning.measured();  // an unwritable cache still leaves a usable choice
+  if (measured) apply_decode_tuning(tuning);
+  update_machine([&](MachineProfile& m) {
+    m.calibrating = false;
+    if (measured) m.tuning = tuning;
+    m.calibration_error = status ? "" : status.message();
+  });
+  calibrating_.store(false);
+}
+
+void EngineBridge::recalibrate() {
+  if (calibrating_.exchange(true)) return;
+  if (calibration_thread_.joinable()) calibration_thread_.join();  // the last re-run, finished
+  calibration_thread_ = std::thread([this] { calibrate(/*use_cache=*/false); });
 }
 
 void EngineBridge::load(const EngineCommand& command) {

@@ -20,6 +20,7 @@
 
 #include "core/engine_protocol.h"
 #include "magnetar/system.h"
+#include "magnetar/tuning.h"
 
 namespace magnetar::app {
 
@@ -27,10 +28,18 @@ template <typename T>
 class SpscQueue;
 
 struct MachineProfile {
-  bool ready = false;
+  bool ready = false;  // cpu and bandwidth measured
   CpuInfo cpu;
   BandwidthProfile bandwidth;
   double best_gbps = 0;
+  // Decode tuning (magnetar/tuning.h): the one in effect, and the calibration's progress while it
+  // runs (first start without a cached one, or Settings → Calibrate again).
+  DecodeTuning tuning;
+  bool calibrating = false;
+  int calibration_done = 0, calibration_total = 0;
+  std::string calibration_step;   // the candidate being measured
+  std::string calibration_error;  // the last run's failure ("cancelled", ...), empty when none
+  uint64_t generation = 0;        // bumped at every change: the UI copies it when it moves
 };
 
 class EngineBridge {
@@ -50,6 +59,11 @@ class EngineBridge {
   std::optional<SourceSummary> take_source_summary();
   MachineProfile machine() const;
   bool machine_ready() const { return machine_ready_.load(); }
+  uint64_t machine_generation() const { return machine_generation_.load(); }
+  // Runs the decode calibration again (a few seconds, on a thread of its own) and caches and
+  // applies its choice; models loaded afterwards use it. Ignored while one runs.
+  void recalibrate();
+  void cancel_calibration() { calibration_cancel_.store(true); }
   // True while the engine thread runs a command. When it is false, the events still queued are
   // the last of their command and the UI draws them without pacing.
   bool working() const { return working_.load(); }
@@ -62,6 +76,9 @@ class EngineBridge {
   void inspect(const EngineCommand& command);
   void convert(const EngineCommand& command);
   void measure_machine();
+  void calibrate(bool use_cache);  // machine or calibration thread; needs calibrating_ claimed
+  template <typename Edit>
+  void update_machine(Edit&& edit);
   template <typename Fill>
   void emit(Fill&& fill);
   void emit_simple(EventKind kind, uint64_t request_id, std::string_view text = {},
@@ -75,6 +92,9 @@ class EngineBridge {
   std::atomic<bool> wake_pending_{false};
   std::atomic<bool> quitting_{false};
   std::atomic<bool> machine_ready_{false};
+  std::atomic<uint64_t> machine_generation_{0};
+  std::atomic<bool> calibrating_{false};
+  std::atomic<bool> calibration_cancel_{false};
   std::atomic<bool> working_{false};
 
   // Cancellation: the UI raises cancel_upto_ and the flag; the engine re-arms the flag for
@@ -94,6 +114,7 @@ class EngineBridge {
   // The bandwidth probe (seconds on first start, then cached) runs beside the engine thread so
   // it never delays loading a model.
   std::thread machine_thread_;
+  std::thread calibration_thread_;  // UI thread only: Settings' re-runs
 };
 
 }  // namespace magnetar::app

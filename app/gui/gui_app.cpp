@@ -387,7 +387,7 @@ int run(int argc, char** argv) {
       app.on_event(event, ui.now, info ? &*info : nullptr, source ? &*source : nullptr);
       if (event.kind == EventKind::ModelLoaded) ui.settings_dirty = true;  // known_models changed
     }
-    if (!ui.machine.ready && bridge.machine_ready()) ui.machine = bridge.machine();
+    if (ui.machine.generation != bridge.machine_generation()) ui.machine = bridge.machine();
     for (const std::string& path : inbox.drops) HandleDroppedPath(ui, path);
     inbox.drops.clear();
 

@@ -76,6 +76,16 @@ std::string DisplayName(const std::string& path) {
 
 namespace {
 
+// The decode tuning in effect, or the calibration's progress while it runs.
+std::string TuningStatus(const MachineProfile& m) {
+  if (m.calibrating)
+    return "calibrating " + std::to_string(m.calibration_done + 1) + "/" + std::to_string(m.calibration_total) +
+           (m.calibration_step.empty() ? "" : ": " + m.calibration_step);
+  std::string text = describe_decode_tuning(m.tuning);
+  if (!m.calibration_error.empty()) text += " — last calibration: " + m.calibration_error;
+  return text;
+}
+
 void MachineCard(UiState& ui, float width) {
   const float s = ui.scale;
   const CpuInfo& cpu = ui.machine.ready ? ui.machine.cpu : cpu_info();
@@ -102,6 +112,7 @@ void MachineCard(UiState& ui, float width) {
     if (ui.machine.ready) std::snprintf(bw, sizeof bw, "%.1f GB/s read (measured)", ui.machine.best_gbps);
     else std::snprintf(bw, sizeof bw, "measuring…");
     row("Memory bandwidth", bw);
+    row("Decode tuning", TuningStatus(ui.machine));
     ImGui::EndTable();
   }
   (void)s;
@@ -741,6 +752,25 @@ void SettingsContent(UiState& ui) {
     if (ImGui::Button("Reload the model now")) app.request_load(app.model.info.path);
     ImGui::EndDisabled();
   }
+  ImGui::Dummy(ImVec2(0, 4 * s));
+  ImGui::PushFont(ui.fonts.bold);
+  ImGui::TextUnformatted("Decode tuning");
+  ImGui::PopFont();
+  ImGui::TextWrapped("%s", TuningStatus(ui.machine).c_str());
+  if (ui.machine.calibrating) {
+    const float done = ui.machine.calibration_total > 0
+                           ? float(ui.machine.calibration_done) / float(ui.machine.calibration_total)
+                           : 0.0f;
+    ImGui::ProgressBar(done, ImVec2(220 * s, 0));
+    ImGui::SameLine();
+    if (ImGui::Button("Cancel calibration")) ui.bridge->cancel_calibration();
+  } else {
+    ImGui::BeginDisabled(app.busy() || !ui.machine.ready);
+    if (ImGui::Button("Calibrate again")) ui.bridge->recalibrate();
+    ImGui::EndDisabled();
+  }
+  HelpText("A few seconds of measuring which kernel variants and weight layouts decode fastest on this "
+           "machine; models loaded afterwards use the choice. Best run while nothing else is busy.");
   ImGui::Dummy(ImVec2(0, 4 * s));
   ImGui::PushFont(ui.fonts.bold);
   ImGui::TextUnformatted("Defaults for new chats");

@@ -31,6 +31,10 @@ CpuInfo detect_cpu_info() {
   const cpu::Features& f = cpu::features();
   CpuInfo info;
   info.brand = f.brand.empty() ? platform::cpu_brand() : f.brand;
+  info.vendor = f.vendor;
+  info.family = f.family;
+  info.model = f.model;
+  info.stepping = f.stepping;
   const unsigned hardware = std::thread::hardware_concurrency();
   info.logical_cores = hardware ? static_cast<int>(hardware) : platform::physical_cores();
   info.avx2 = f.avx2 && f.os_ymm;

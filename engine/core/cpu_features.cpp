@@ -69,6 +69,10 @@ Features detect() {
   f.vendor = vendor;
   if (max_leaf >= 1) {
     Regs l1 = cpuid(1, 0);
+    const Signature sig = decode_signature(l1.eax);
+    f.family = sig.family;
+    f.model = sig.model;
+    f.stepping = sig.stepping;
     f.sse42 = bit(l1.ecx, 20);
     f.fma = bit(l1.ecx, 12);
     f.f16c = bit(l1.ecx, 29);
@@ -104,6 +108,17 @@ Features detect() {
 }
 
 }  // namespace
+
+Signature decode_signature(uint32_t eax) {
+  Signature s;
+  const int base_family = static_cast<int>((eax >> 8) & 0xf);
+  const int base_model = static_cast<int>((eax >> 4) & 0xf);
+  s.stepping = static_cast<int>(eax & 0xf);
+  s.family = base_family == 15 ? base_family + static_cast<int>((eax >> 20) & 0xff) : base_family;
+  s.model = base_family == 6 || base_family == 15 ? (static_cast<int>((eax >> 16) & 0xf) << 4) | base_model
+                                                   : base_model;
+  return s;
+}
 
 const Features& features() {
   static const Features detected = detect();

@@ -28,11 +28,14 @@ constexpr int64_t kMatvecX8MinCols = 3072;
 // Below this many tokens, packing a panel costs more than it saves: run matvec per token.
 constexpr int64_t kMatmulMinTokens = 4;
 
+// kStreams: the F16 weight streams per pass, 4 or 8, or 0 for the built-in rule by width
+// (decode tuning, magnetar/tuning.h, may fix it for the machine).
+template <int kStreams>
 void matvec_f16(const uint16_t* w, int64_t ldw, const float* x, float* y, int64_t rows,
                 int64_t cols) {
   const int64_t bulk = cols & ~int64_t{15};
   if (bulk == 0) return ref::matvec_f16(w, ldw, x, y, rows, cols);
-  if (bulk > kMatvecX8MinCols)
+  if (kStreams == 8 || (kStreams == 0 && bulk > kMatvecX8MinCols))
     magnetar_matvec_f16_x8_avx2(w, ldw, x, y, rows, bulk);
   else
     magnetar_matvec_f16_avx2(w, ldw, x, y, rows, bulk);
@@ -49,24 +52,24 @@ void matvec_f32(const float* w, int64_t ldw, const float* x, float* y, int64_t r
     for (int64_t r = 0; r < rows; ++r) y[r] += ref::dot_f32_f32(w + r * ldw + bulk, x + bulk, cols - bulk);
 }
 
-template <class W>
+template <class W, int kStreams>
 void matvec_of(const W* w, int64_t ldw, const float* x, float* y, int64_t rows, int64_t cols) {
   if constexpr (sizeof(W) == 2)
-    matvec_f16(w, ldw, x, y, rows, cols);
+    matvec_f16<kStreams>(w, ldw, x, y, rows, cols);
   else
     matvec_f32(w, ldw, x, y, rows, cols);
 }
 
 // y[r] (+)= row r of w · x. Accumulating goes through a small on-stack block of sums.
-template <class W>
+template <class W, int kStreams>
 void matvec_rows(const W* w, int64_t ldw, const float* x, float* y, int64_t rows, int64_t cols,
                  int64_t accumulate) {
-  if (!accumulate) return matvec_of(w, ldw, x, y, rows, cols);
+  if (!accumulate) return matvec_of<W, kStreams>(w, ldw, x, y, rows, cols);
   constexpr int64_t kBlockRows = 1024;  // 4 KiB of sums: long weight streams per call
   float sums[kBlockRows];
   for (int64_t r0 = 0; r0 < rows; r0 += kBlockRows) {
     const int64_t n = rows - r0 < kBlockRows ? rows - r0 : kBlockRows;
-    matvec_of(w + r0 * ldw, ldw, x, sums, n, cols);
+    matvec_of<W, kStreams>(w + r0 * ldw, ldw, x, sums, n, cols);
     for (int64_t r = 0; r < n; ++r) y[r0 + r] += sums[r];
   }
 }
@@ -98,7 +101,7 @@ void pack_panel(const W* w, int64_t ldw, int64_t r0, int64_t k0, int64_t kc, flo
 // panel serves every token of the block. The panel's outputs accumulate over column blocks in a
 // contiguous scratch: y's rows are ldy apart (a power of two for most models), which would map
 // every token's piece of y to the same L1/L2 set.
-template <class W>
+template <class W, int kStreams>
 void matmul_panels(const W* w, int64_t ldw, const float* x, int64_t ldx, float* y, int64_t ldy,
                    int64_t rows, int64_t cols, int64_t n_tokens, int64_t accumulate) {
   alignas(64) float panel[kPanelCols * kPanelRows];      // [k][16]
@@ -128,11 +131,11 @@ void matmul_panels(const W* w, int64_t ldw, const float* x, int64_t ldx, float* 
   }
   if (panel_rows == rows) return;
   for (int64_t t = 0; t < n_tokens; ++t)  // row tail (< 16 rows): matvec per token
-    matvec_rows(w + panel_rows * ldw, ldw, x + t * ldx, y + t * ldy + panel_rows, rows - panel_rows,
-                cols, accumulate);
+    matvec_rows<W, kStreams>(w + panel_rows * ldw, ldw, x + t * ldx, y + t * ldy + panel_rows,
+                             rows - panel_rows, cols, accumulate);
 }
 
-template <class W>
+template <class W, int kStreams>
 void matmul_any(const W* w, int64_t ldw, const float* x, int64_t ldx, float* y, int64_t ldy,
                 int64_t rows, int64_t cols, int64_t n_tokens, int64_t accumulate) {
   assert(ldw >= cols && ldx >= cols && ldy >= rows && "matmul: strides too small");
@@ -145,20 +148,21 @@ void matmul_any(const W* w, int64_t ldw, const float* x, int64_t ldx, float* y, 
   }
   if (n_tokens < kMatmulMinTokens) {
     for (int64_t t = 0; t < n_tokens; ++t)
-      matvec_rows(w, ldw, x + t * ldx, y + t * ldy, rows, cols, accumulate);
+      matvec_rows<W, kStreams>(w, ldw, x + t * ldx, y + t * ldy, rows, cols, accumulate);
     return;
   }
-  matmul_panels(w, ldw, x, ldx, y, ldy, rows, cols, n_tokens, accumulate);
+  matmul_panels<W, kStreams>(w, ldw, x, ldx, y, ldy, rows, cols, n_tokens, accumulate);
 }
 
+template <int kStreams>
 void matmul_f16(const uint16_t* w, int64_t ldw, const float* x, int64_t ldx, float* y,
                 int64_t ldy, int64_t rows, int64_t cols, int64_t n_tokens, int64_t accumulate) {
-  matmul_any(w, ldw, x, ldx, y, ldy, rows, cols, n_tokens, accumulate);
+  matmul_any<uint16_t, kStreams>(w, ldw, x, ldx, y, ldy, rows, cols, n_tokens, accumulate);
 }
 
 void matmul_f32(const float* w, int64_t ldw, const float* x, int64_t ldx, float* y, int64_t ldy,
                 int64_t rows, int64_t cols, int64_t n_tokens, int64_t accumulate) {
-  matmul_any(w, ldw, x, ldx, y, ldy, rows, cols, n_tokens, accumulate);
+  matmul_any<float, 0>(w, ldw, x, ldx, y, ldy, rows, cols, n_tokens, accumulate);
 }
 
 void rmsnorm(float* out, const float* x, const float* weight, int64_t n, const float* eps) {
@@ -202,13 +206,22 @@ void axpy_f32(float* y, const float* x, int64_t n, const float* scale) {
   for (int64_t i = bulk; i < n; ++i) y[i] += s * x[i];
 }
 
-const KernelTable kAvx2Table = {matvec_f16, matvec_f32, matmul_f16, matmul_f32,
-                                rmsnorm,    softmax,    silu_mul,   gelu_tanh_mul,
-                                rope,       f16_to_f32, dot_f32,    axpy_f32,
-                                "avx2"};
+// One table per F16 stream choice; they differ only in the F16 matrix kernels.
+template <int kStreams>
+constexpr KernelTable avx2_table() {
+  return {matvec_f16<kStreams>, matvec_f32, matmul_f16<kStreams>, matmul_f32,
+          rmsnorm,              softmax,    silu_mul,             gelu_tanh_mul,
+          rope,                 f16_to_f32, dot_f32,              axpy_f32,
+          "avx2"};
+}
+const KernelTable kAvx2Table = avx2_table<0>();
+const KernelTable kAvx2Streams4Table = avx2_table<4>();
+const KernelTable kAvx2Streams8Table = avx2_table<8>();
 
 }  // namespace
 
-const KernelTable* asm_table() { return &kAvx2Table; }
+const KernelTable* asm_table(int f16_streams) {
+  return f16_streams == 4 ? &kAvx2Streams4Table : f16_streams == 8 ? &kAvx2Streams8Table : &kAvx2Table;
+}
 
 }  // namespace magnetar::kernels

@@ -24,9 +24,13 @@ const KernelTable kReferenceTable = {
 
 std::atomic<const KernelTable*> g_active{nullptr};
 std::once_flag g_notice_once;
+// Decode tuning's F16 stream count (0: the built-in rule), used by Auto choices only; and
+// whether the active table came from one (so a new tuning may replace it).
+std::atomic<int> g_tuned_f16_streams{0};
+std::atomic<bool> g_active_is_auto{true};
 
 // The best asm table this CPU can run, or nullptr (with a one-time notice on stderr).
-const KernelTable* best_asm_table() {
+const KernelTable* best_asm_table(int f16_streams) {
   const cpu::Features& f = cpu::features();
   if (!f.has_avx2_kernels()) {
     std::call_once(g_notice_once, [&] {
@@ -37,12 +41,14 @@ const KernelTable* best_asm_table() {
     });
     return nullptr;
   }
-  return asm_table();  // nullptr in builds without the NASM kernels
+  return asm_table(f16_streams);  // nullptr in builds without the NASM kernels
 }
 
+// `choice` as resolved from the environment (Auto only when MAGNETAR_KERNELS is unset/auto).
 const KernelTable* choose(KernelChoice choice) {
   if (choice == KernelChoice::Reference) return &kReferenceTable;
-  const KernelTable* best = best_asm_table();
+  const bool tuned = choice == KernelChoice::Auto;
+  const KernelTable* best = best_asm_table(tuned ? g_tuned_f16_streams.load(std::memory_order_acquire) : 0);
   return best ? best : &kReferenceTable;
 }
 
@@ -78,16 +84,28 @@ const KernelTable& active() {
   const KernelTable* table = g_active.load(std::memory_order_acquire);
   if (table != nullptr) return *table;
   // First use: several threads may race here; they all compute the same answer.
-  const KernelTable* chosen = choose(choice_from_environment());
+  const KernelChoice choice = choice_from_environment();
+  const KernelTable* chosen = choose(choice);
   const KernelTable* expected = nullptr;
-  g_active.compare_exchange_strong(expected, chosen, std::memory_order_acq_rel);
+  if (g_active.compare_exchange_strong(expected, chosen, std::memory_order_acq_rel))
+    g_active_is_auto.store(choice == KernelChoice::Auto, std::memory_order_release);
   return *g_active.load(std::memory_order_acquire);
 }
 
 void select(KernelChoice choice) {
-  const KernelTable* chosen =
-      choice == KernelChoice::Auto ? choose(choice_from_environment()) : choose(choice);
-  g_active.store(chosen, std::memory_order_release);
+  const KernelChoice resolved = choice == KernelChoice::Auto ? choice_from_environment() : choice;
+  g_active_is_auto.store(resolved == KernelChoice::Auto, std::memory_order_release);
+  g_active.store(choose(resolved), std::memory_order_release);
+}
+
+void set_tuned_f16_streams(int streams) {
+  g_tuned_f16_streams.store(streams == 4 || streams == 8 ? streams : 0, std::memory_order_release);
+  if (g_active.load(std::memory_order_acquire) != nullptr && g_active_is_auto.load(std::memory_order_acquire))
+    g_active.store(choose(KernelChoice::Auto), std::memory_order_release);
+}
+
+const KernelTable* f16_streams_table(int streams) {
+  return cpu::features().has_avx2_kernels() ? asm_table(streams) : nullptr;
 }
 
 const KernelTable& reference_table() { return kReferenceTable; }

@@ -71,6 +71,13 @@ const KernelTable& active();
 // Refill the table (for tests and bench --kernels). Not thread-safe against running kernels.
 void select(KernelChoice choice);
 const KernelTable& reference_table();
+// Decode tuning (magnetar/tuning.h): the F16 matrix–vector kernel's weight streams, 4 or 8 (0 or
+// anything else: the built-in rule by width), for tables chosen by Auto; takes effect at once
+// when the active table is one. Not thread-safe against running kernels.
+void set_tuned_f16_streams(int streams);
+// The asm table with that stream choice, for the calibration to measure; nullptr when this CPU
+// or build has no asm kernels.
+const KernelTable* f16_streams_table(int streams);
 
 // The streaming read the bandwidth probe times (core/bandwidth.h ReadLoop): AVX2 loads
 // (magnetar_read_sum_avx2) when this CPU runs the asm kernels, else the portable loop — the

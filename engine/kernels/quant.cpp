@@ -183,11 +183,21 @@ const QuantKernelTable kVnniTable = {magnetar_quantize_act_avx2,          magnet
 #endif
 
 std::atomic<const QuantKernelTable*> g_active{nullptr};
+// Decode tuning's table (its isa name; empty: the best), used by Auto choices only; and whether
+// the active table came from one (so a new tuning may replace it).
+std::atomic<const QuantKernelTable*> g_tuned{nullptr};
+std::atomic<bool> g_active_is_auto{true};
 
 const QuantKernelTable* choose(kernels::KernelChoice choice) {
   if (choice == kernels::KernelChoice::Auto) choice = kernels::choice_from_environment();  // one rule
   if (choice == kernels::KernelChoice::Reference || !asm_available()) return &kReferenceTable;
-  return &asm_table();
+  const QuantKernelTable* tuned = g_tuned.load(std::memory_order_acquire);
+  return choice == kernels::KernelChoice::Auto && tuned ? tuned : &asm_table();
+}
+
+bool chosen_by_auto(kernels::KernelChoice choice) {
+  return (choice == kernels::KernelChoice::Auto ? kernels::choice_from_environment() : choice) ==
+         kernels::KernelChoice::Auto;
 }
 }  // namespace
 
@@ -217,14 +227,30 @@ const QuantKernelTable& asm_table() {
   return tables.empty() ? kReferenceTable : *tables.back();
 }
 
-void select(kernels::KernelChoice choice) { g_active.store(choose(choice), std::memory_order_release); }
+const QuantKernelTable* asm_table_named(std::string_view isa) {
+  for (const QuantKernelTable* table : asm_tables())
+    if (isa == table->isa) return table;
+  return nullptr;
+}
+
+void set_tuned_isa(std::string_view isa) {
+  g_tuned.store(asm_table_named(isa), std::memory_order_release);
+  if (g_active.load(std::memory_order_acquire) != nullptr && g_active_is_auto.load(std::memory_order_acquire))
+    g_active.store(choose(kernels::KernelChoice::Auto), std::memory_order_release);
+}
+
+void select(kernels::KernelChoice choice) {
+  g_active_is_auto.store(chosen_by_auto(choice), std::memory_order_release);
+  g_active.store(choose(choice), std::memory_order_release);
+}
 
 const QuantKernelTable& active() {
   const QuantKernelTable* table = g_active.load(std::memory_order_acquire);
   if (table != nullptr) return *table;
   // First use: racing threads all compute the same answer.
   const QuantKernelTable* expected = nullptr;
-  g_active.compare_exchange_strong(expected, choose(kernels::KernelChoice::Auto), std::memory_order_acq_rel);
+  if (g_active.compare_exchange_strong(expected, choose(kernels::KernelChoice::Auto), std::memory_order_acq_rel))
+    g_active_is_auto.store(chosen_by_auto(kernels::KernelChoice::Auto), std::memory_order_release);
   return *g_active.load(std::memory_order_acquire);
 }
 

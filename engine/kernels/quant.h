@@ -18,6 +18,7 @@
 // block; the FP32 result is sum_b wd_b * xd_b * dot_b. Not here: K-quants, other GGUF types.
 #pragma once
 #include <cstdint>
+#include <string_view>
 #include <vector>
 
 #include "kernels/kernels.h"
@@ -121,6 +122,11 @@ const QuantKernelTable& asm_table();
 // "avx512vnni" (VNNI matvecs and prefill kernels on YMM) where the CPU has AVX512F/BW/VL +
 // VNNI. Tests check each.
 std::vector<const QuantKernelTable*> asm_tables();
+// The asm table of that isa name among asm_tables(); nullptr when this CPU does not run it.
+const QuantKernelTable* asm_table_named(std::string_view isa);
+// Decode tuning (magnetar/tuning.h): the table Auto choices use (an isa name; empty or one this
+// CPU lacks: the best); takes effect at once when the active table is an Auto choice.
+void set_tuned_isa(std::string_view isa);
 
 // Reference twins (always compiled: the fallback and the test oracle).
 void quantize_act_ref(const float* x, ActBlock* out, int64_t n);

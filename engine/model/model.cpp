@@ -5,6 +5,7 @@
 
 #include "format/architecture.h"
 #include "kernels/kernels.h"
+#include "magnetar/tuning.h"
 #include "model/model_impl.h"
 #include "ops/quant_ops.h"
 
@@ -223,26 +224,51 @@ Status build_weights(const format::ModelFileView& v, const Config& c, Weights* w
 // striped only when it is also the LM head (lookups read one row; tiles serve lookups too).
 struct DecodeLayouts {
   int striped = 0, tiled = 0;
+  int64_t stripe_cols = 0;
 };
-DecodeLayouts lay_out_for_decode(uint8_t* writable, const uint8_t* file_data, const Config& c, Weights* w) {
+// What to lay out how: the built-in choices, or the decode tuning's (F16 only; F32 keeps the
+// built-in stripes, which the calibration does not measure).
+struct LayoutPlan {
+  int64_t f16_stripe_cols = ops::kStripeCols;
+  bool q8_0_tiles = true, q4_0_tiles = true;
+  int64_t stripe_cols(format::DType t) const { return t == format::DType::F16 ? f16_stripe_cols : ops::kStripeCols; }
+  bool tiles(const ops::Matrix& m) const {
+    return m.dtype == format::DType::Q8_0 ? q8_0_tiles : m.dtype == format::DType::Q4_0 ? q4_0_tiles : true;
+  }
+};
+LayoutPlan layout_plan(const LoadOptions& options) {
+  LayoutPlan plan;
+  if (!options.use_tuning) return plan;
+  const DecodeTuning tuning = active_decode_tuning();
+  plan.f16_stripe_cols = tuning.f16_stripe_cols;
+  plan.q8_0_tiles = tuning.q8_0_x16_tiles;
+  plan.q4_0_tiles = tuning.q4_0_x16_tiles;
+  return plan;
+}
+
+DecodeLayouts lay_out_for_decode(uint8_t* writable, const uint8_t* file_data, const Config& c, const LayoutPlan& plan,
+                                 Weights* w) {
   std::vector<uint8_t> scratch;  // the largest striped matrix or 16-row tile, freed on return
   DecodeLayouts done;
   auto lay_out = [&](ops::Matrix* m) {
     for (int p = 0; p < m->n_parts; ++p) {  // a mixed-type fused matrix: its parts one by one
       ops::Matrix part = ops::part_matrix(*m, p);
-      if (!ops::wants_x16_tiles(part)) continue;
+      if (!ops::wants_x16_tiles(part) || !plan.tiles(part)) continue;
       ops::tile_x16_in_place(&part, writable + (static_cast<const uint8_t*>(part.data) - file_data), &scratch);
       m->parts[size_t(p)].x16_tiles = true;
       ++done.tiled;
     }
     if (m->n_parts > 0) return;
     uint8_t* own = writable + (static_cast<const uint8_t*>(m->data) - file_data);
+    const int64_t stripe_cols = plan.stripe_cols(m->dtype);
     if (ops::wants_x16_tiles(*m)) {
+      if (!plan.tiles(*m)) return;
       ops::tile_x16_in_place(m, own, &scratch);
       ++done.tiled;
-    } else if (ops::wants_stripes(*m)) {
-      ops::stripe_in_place(m, own, &scratch);
+    } else if (ops::wants_stripes(*m, stripe_cols)) {
+      ops::stripe_in_place(m, own, &scratch, stripe_cols);
       ++done.striped;
+      done.stripe_cols = stripe_cols;
     }
   };
   for (LayerWeights& L : w->layers) {
@@ -285,7 +311,7 @@ Status Model::load(const std::string& path, const LoadOptions& options,
   MAGNETAR_TRY(build_weights(m->view, c, &m->weights).with_context(path));
   DecodeLayouts layouts;
   if (uint8_t* writable = m->file.writable_data(); writable && options.decode_layouts)
-    layouts = lay_out_for_decode(writable, m->file.data(), c, &m->weights);
+    layouts = lay_out_for_decode(writable, m->file.data(), c, layout_plan(options), &m->weights);
   MAGNETAR_TRY(m->tokenizer.load(static_cast<TokenizerKind>(h.tokenizer_kind), m->view.tokenizer).with_context(path));
   if (m->tokenizer.vocab_size() > c.vocab_size)
     return Status::error(path + ": the tokenizer has " + std::to_string(m->tokenizer.vocab_size()) +
@@ -347,6 +373,7 @@ Status Model::load(const std::string& path, const LoadOptions& options,
   info.add_bos = (h.flags & format::kFlagAddBos) != 0;
   info.load_mode = options.mode;
   info.striped_matrices = layouts.striped;
+  info.stripe_cols = static_cast<int>(layouts.stripe_cols);
   info.tiled_matrices = layouts.tiled;
   for (int id = 0; id < m->tokenizer.vocab_size(); ++id)
     info.max_piece_bytes = std::max(info.max_piece_bytes, static_cast<int>(m->tokenizer.piece_text(id).size()));

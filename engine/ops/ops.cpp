@@ -105,23 +105,28 @@ void mat_job(void* ctx, int, int) {
   for (int64_t begin, end; claim_rows(job, &begin, &end);) run_rows(job, begin, end);
 }
 
-void run(ThreadPool& pool, const Matrix& w, const float* x, int64_t n_tokens, float* y, int64_t ldy) {
+// k / qk: the kernel tables to use; nullptr: the active ones.
+void run(ThreadPool& pool, const Matrix& w, const float* x, int64_t n_tokens, float* y, int64_t ldy,
+         const kernels::KernelTable* k = nullptr, const quant::QuantKernelTable* qk = nullptr) {
   if (w.n_parts > 0) {  // a mixed-type fused matrix: each part into its rows of y
     for (int p = 0; p < w.n_parts; ++p) {
-      run(pool, part_matrix(w, p), x, n_tokens, y, ldy);
+      run(pool, part_matrix(w, p), x, n_tokens, y, ldy, k, qk);
       y += w.parts[size_t(p)].rows;
     }
     return;
   }
   if (format::dtype_is_quantized(w.dtype)) {
     assert(w.stripe_cols == 0 && "ops: quantized matrices are never striped");
-    matmul_quantized(pool, w, x, n_tokens > 0 ? n_tokens : 1, y, ldy);
+    if (qk && n_tokens <= 1)
+      matvec_quantized(pool, w, x, y, *qk);
+    else
+      matmul_quantized(pool, w, x, n_tokens > 0 ? n_tokens : 1, y, ldy);
     return;
   }
   assert((w.dtype == format::DType::F16 || w.dtype == format::DType::F32) &&
          "ops: only F16, F32 and block-quantized matrices");
   assert(w.data != nullptr && w.rows >= 0 && w.cols >= 0);
-  MatJob job{&kernels::active(), &w, x, y, ldy, n_tokens, 0, pool.size()};
+  MatJob job{k ? k : &kernels::active(), &w, x, y, ldy, n_tokens, 0, pool.size()};
   const int64_t bytes = w.rows * w.cols * dtype_bytes(w.dtype);
   const int64_t work = bytes * (n_tokens > 0 ? n_tokens : 1);
   if (pool.size() == 1 || work < kParallelMinBytes || w.rows <= kRowGranule) {
@@ -158,6 +163,11 @@ void matvec(ThreadPool& pool, const Matrix& w, const float* x, float* y) {
   run(pool, w, x, 0, y, w.rows);
 }
 
+void matvec(ThreadPool& pool, const Matrix& w, const float* x, float* y, const kernels::KernelTable& k,
+            const quant::QuantKernelTable& qk) {
+  run(pool, w, x, 0, y, w.rows, &k, &qk);
+}
+
 void matmul(ThreadPool& pool, const Matrix& w, const float* x, int64_t n_tokens, float* y) {
   if (n_tokens <= 0) return;
   run(pool, w, x, n_tokens, y, w.rows);
@@ -188,25 +198,32 @@ void embedding_row(const Matrix& w, int64_t row, float* out) {
   }
 }
 
-bool wants_stripes(const Matrix& w) {
-  return w.stripe_cols == 0 && w.cols >= kStripeMinCols &&
+bool wants_stripes(const Matrix& w, int64_t stripe_cols) {
+  return w.stripe_cols == 0 && stripe_cols > 0 && w.cols >= kStripeMinCols && w.cols > stripe_cols &&
          (w.dtype == format::DType::F16 || w.dtype == format::DType::F32);
 }
 
-void stripe_in_place(Matrix* w, void* writable, std::vector<uint8_t>* scratch) {
-  assert(wants_stripes(*w) && writable == w->data && "stripe_in_place: check wants_stripes()");
-  const int64_t element = dtype_bytes(w->dtype);
-  const size_t bytes = static_cast<size_t>(w->rows * w->cols * element);
+void stripe_into(const Matrix& plain, void* dst, int64_t stripe_cols) {
+  assert(plain.stripe_cols == 0 && stripe_cols > 0 && plain.data != dst);
+  const int64_t element = dtype_bytes(plain.dtype);
+  const auto* src = static_cast<const uint8_t*>(plain.data);
+  auto* out = static_cast<uint8_t*>(dst);
+  for (int64_t c0 = 0; c0 < plain.cols; c0 += stripe_cols) {
+    const int64_t width = std::min(stripe_cols, plain.cols - c0);
+    for (int64_t r = 0; r < plain.rows; ++r, out += width * element)
+      std::memcpy(out, src + (r * plain.cols + c0) * element, static_cast<size_t>(width * element));
+  }
+}
+
+void stripe_in_place(Matrix* w, void* writable, std::vector<uint8_t>* scratch, int64_t stripe_cols) {
+  assert(wants_stripes(*w, stripe_cols) && writable == w->data && "stripe_in_place: check wants_stripes()");
+  const size_t bytes = static_cast<size_t>(w->rows * w->cols * dtype_bytes(w->dtype));
   if (scratch->size() < bytes) scratch->resize(bytes);
   std::memcpy(scratch->data(), writable, bytes);
-  uint8_t* out = static_cast<uint8_t*>(writable);
-  for (int64_t c0 = 0; c0 < w->cols; c0 += kStripeCols) {
-    const int64_t width = std::min(kStripeCols, w->cols - c0);
-    for (int64_t r = 0; r < w->rows; ++r, out += width * element)
-      std::memcpy(out, scratch->data() + (r * w->cols + c0) * element,
-                  static_cast<size_t>(width * element));
-  }
-  w->stripe_cols = kStripeCols;
+  Matrix plain = *w;
+  plain.data = scratch->data();
+  stripe_into(plain, writable, stripe_cols);
+  w->stripe_cols = stripe_cols;
 }
 
 }  // namespace magnetar::ops

@@ -8,6 +8,13 @@
 #include "core/thread_pool.h"
 #include "format/model_format.h"
 
+namespace magnetar::kernels {
+struct KernelTable;
+}
+namespace magnetar::quant {
+struct QuantKernelTable;
+}
+
 namespace magnetar::ops {
 
 // A weight matrix [rows, cols]. Plain layout (stripe_cols == 0, as in the model file): row-major,
@@ -44,19 +51,27 @@ struct Matrix {
 // Part p of w as a matrix of its own.
 Matrix part_matrix(const Matrix& w, int p);
 
-// The stripe width the loader uses, and the narrowest matrix it stripes (2048..3072 columns
-// already run at the ceiling plain).
+// The built-in stripe width (decode tuning may choose another, magnetar/tuning.h), and the
+// narrowest matrix the loader stripes (2048..3072 columns already run at the ceiling plain).
 inline constexpr int64_t kStripeCols = 2048;
 inline constexpr int64_t kStripeMinCols = 3073;
-// Whether stripe_in_place() would stripe w: plain F16/F32 of at least kStripeMinCols columns.
-bool wants_stripes(const Matrix& w);
-// Rewrites the plain matrix w into kStripeCols stripes in place and sets w->stripe_cols.
+// Whether stripe_in_place() would stripe w into stripe_cols stripes: plain F16/F32 of at least
+// kStripeMinCols columns and more than stripe_cols (stripe_cols <= 0: never).
+bool wants_stripes(const Matrix& w, int64_t stripe_cols = kStripeCols);
+// Rewrites the plain matrix w into stripe_cols stripes in place and sets w->stripe_cols.
 // `writable` is w->data (memory the caller owns); scratch is reused across calls and grows to the
 // matrix's size. A load-time step: the hot path never changes a layout.
-void stripe_in_place(Matrix* w, void* writable, std::vector<uint8_t>* scratch);
+void stripe_in_place(Matrix* w, void* writable, std::vector<uint8_t>* scratch,
+                     int64_t stripe_cols = kStripeCols);
+// The plain matrix `plain` written to dst (its byte size, no overlap) in stripe_cols stripes.
+void stripe_into(const Matrix& plain, void* dst, int64_t stripe_cols);
 
 // y[rows] = w · x[cols]   (decode: one token)
 void matvec(ThreadPool& pool, const Matrix& w, const float* x, float* y);
+// The same with given kernel tables instead of the active ones (the calibration measures
+// variants this way without touching what a running model uses).
+void matvec(ThreadPool& pool, const Matrix& w, const float* x, float* y, const kernels::KernelTable& k,
+            const quant::QuantKernelTable& qk);
 // y[n_tokens, rows] = x[n_tokens, cols] · wᵀ   (prefill: a batch of tokens)
 void matmul(ThreadPool& pool, const Matrix& w, const float* x, int64_t n_tokens, float* y);
 // out[cols] = row `row` of w, widened to FP32.

@@ -131,7 +131,8 @@ bool runs_on_caller(ThreadPool& pool, const Matrix& w, int64_t n_tokens) {
   return pool.size() == 1 || w.rows * row_bytes(w) * n_tokens < kParallelMinBytes || w.rows <= kRowGranule;
 }
 
-void run(ThreadPool& pool, const Matrix& w, const float* x, int64_t n_tokens, float* y, int64_t ldy) {
+void run(ThreadPool& pool, const Matrix& w, const float* x, int64_t n_tokens, float* y, int64_t ldy,
+         const quant::QuantKernelTable& k = quant::active()) {
   assert(format::dtype_is_quantized(w.dtype) && "matmul_quantized: only block-quantized matrices");
   assert(w.cols > 0 && format::dtype_fits_cols(w.dtype, uint64_t(w.cols)) && "quantized rows are whole blocks");
   assert(w.data != nullptr && w.rows >= 0 && ldy >= w.rows);
@@ -142,7 +143,6 @@ void run(ThreadPool& pool, const Matrix& w, const float* x, int64_t n_tokens, fl
     else pool.run(dequant_job, &job);
     return;
   }
-  const quant::QuantKernelTable& k = quant::active();
   const int64_t blocks = w.cols / quant::kBlock;
   std::vector<quant::ActBlock>& xq = activation_scratch(blocks * n_tokens);
   for (int64_t t = 0; t < n_tokens; ++t) k.quantize_act(x + t * w.cols, xq.data() + t * blocks, w.cols);
@@ -158,6 +158,11 @@ void run(ThreadPool& pool, const Matrix& w, const float* x, int64_t n_tokens, fl
 
 void matvec_quantized(ThreadPool& pool, const Matrix& w, const float* x, float* y) {
   run(pool, w, x, 1, y, w.rows);
+}
+
+void matvec_quantized(ThreadPool& pool, const Matrix& w, const float* x, float* y,
+                      const quant::QuantKernelTable& k) {
+  run(pool, w, x, 1, y, w.rows, k);
 }
 
 void matmul_quantized(ThreadPool& pool, const Matrix& w, const float* x, int64_t n_tokens, float* y) {

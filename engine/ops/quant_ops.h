@@ -12,6 +12,9 @@ namespace magnetar::ops {
 
 // y[rows] = w · x[cols]; w.dtype is Q8_0 or Q4_0, w.cols a multiple of 32.
 void matvec_quantized(ThreadPool& pool, const Matrix& w, const float* x, float* y);
+// The same with the given Q8_0 / Q4_0 kernel table instead of the active one (calibration).
+void matvec_quantized(ThreadPool& pool, const Matrix& w, const float* x, float* y,
+                      const quant::QuantKernelTable& k);
 // y[n_tokens, rows] = x[n_tokens, cols] · wᵀ. Tiled rows (Matrix::x16_tiles): the x16 kernel, one
 // call per thread's rows and token chunk, for any token count. Row-major rows: from 4 tokens: the prefill kernels (register
 // tiles of rows × tokens), one call per thread's rows and per token chunk that fits in L2, each

@@ -54,6 +54,9 @@ struct LoadOptions {
   // matrices wider than 3072 columns into column stripes (~15% faster decode), Q8_0/Q4_0
   // matrices into x16 row tiles (kernels/quant.h). Off = the file's row-major layout (to measure).
   bool decode_layouts = true;
+  // With decode_layouts: the stripe width and the tile choices of the active decode tuning
+  // (magnetar/tuning.h); false: the built-in ones (2048-column stripes, x16 tiles).
+  bool use_tuning = true;
   std::function<void(uint64_t done, uint64_t total)> on_progress;
   const std::atomic<bool>* cancel = nullptr;
 };
@@ -79,6 +82,7 @@ struct ModelInfo {
   double load_seconds = 0;
   LoadMode load_mode = LoadMode::Read;
   int striped_matrices = 0;  // matrices laid out in column stripes at load (LoadOptions)
+  int stripe_cols = 0;       // their stripe width (of the last one striped; 0: none)
   int tiled_matrices = 0;    // Q8_0/Q4_0 matrices laid out in x16 row tiles at load
   // The most bytes of text one token stands for (the longest piece; at least 4, an unknown
   // UTF-8 character): a text longer than n * max_piece_bytes cannot be n tokens or fewer.

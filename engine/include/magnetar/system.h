@@ -13,6 +13,8 @@ namespace magnetar {
 
 struct CpuInfo {
   std::string brand;
+  std::string vendor;  // CPUID vendor: "GenuineIntel", "AuthenticAMD", ...
+  int family = 0, model = 0, stepping = 0;  // CPUID display family / model, stepping
   int logical_cores = 0;
   bool avx2 = false, fma = false, f16c = false, avx512f = false, avx512_vnni = false;
   std::string kernel_isa;  // "avx2" or "reference": the kernels the dispatch table chose
