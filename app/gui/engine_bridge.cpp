@@ -180,7 +180,8 @@ void EngineBridge::measure_machine() {
 
 void EngineBridge::calibrate(bool use_cache) {
   DecodeTuning tuning;
-  if (use_cache && read_cached_decode_tuning(&tuning)) {
+  // Cached, or switched off (MAGNETAR_TUNING=off): no measuring on the user's behalf.
+  if (use_cache && (read_cached_decode_tuning(&tuning) || !decode_tuning_enabled())) {
     apply_decode_tuning(tuning);
     update_machine([&](MachineProfile& m) { m.tuning = tuning; });
     calibrating_.store(false);

@@ -19,14 +19,6 @@ namespace magnetar {
 
 namespace {
 
-// An unoptimised or sanitizer-instrumented build reads memory several times slower than the
-// machine can: its probe results are returned, but never cached as the machine's.
-#if !defined(NDEBUG) || defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-constexpr bool kProbeIsTheMachines = false;
-#else
-constexpr bool kProbeIsTheMachines = true;
-#endif
-
 CpuInfo detect_cpu_info() {
   const cpu::Features& f = cpu::features();
   CpuInfo info;
@@ -98,7 +90,7 @@ BandwidthProfile cached_read_bandwidth(bool force_remeasure) {
   if (force_remeasure || path.empty() || !bandwidth::read_cache_file(path, key, &profile)) {
     profile = bandwidth::measure(platform::physical_cores(), 0, loop);
     // Best effort: an unwritable cache folder costs a few seconds at the next start, no more.
-    if (kProbeIsTheMachines && !path.empty() && !profile.points.empty())
+    if (bandwidth::kTimingsAreTheMachines && !path.empty() && !profile.points.empty())
       (void)bandwidth::write_cache_file(path, key, profile);
   }
   remembered = profile;

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <mutex>
 
+#include "core/bandwidth.h"
 #include "core/platform.h"
 #include "core/thread_pool.h"
 #include "core/tuning.h"
@@ -17,21 +18,8 @@
 namespace magnetar {
 namespace {
 
-// Debug and sanitizer builds run several times slower than the machine: they measure, but their
-// choices are never cached as the machine's (as with the bandwidth probe).
-#if !defined(NDEBUG) || defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-constexpr bool kTimingsAreTheMachines = false;
-#else
-constexpr bool kTimingsAreTheMachines = true;
-#endif
-
 std::mutex g_mutex;
 DecodeTuning g_active;  // guarded by g_mutex
-
-bool tuning_disabled() {
-  const char* v = std::getenv("MAGNETAR_TUNING");
-  return v && std::strcmp(v, "off") == 0;
-}
 
 TypeTuning type_tuning(const char* type, const std::vector<tuning::Measured>& measured,
                        const tuning::Decision& d) {
@@ -45,6 +33,11 @@ TypeTuning type_tuning(const char* type, const std::vector<tuning::Measured>& me
 }
 
 }  // namespace
+
+bool decode_tuning_enabled() {
+  const char* v = std::getenv("MAGNETAR_TUNING");
+  return !(v && std::strcmp(v, "off") == 0);
+}
 
 std::string describe_decode_tuning(const DecodeTuning& t) {
   std::string f16 = t.f16_stripe_cols > 0 ? "stripes " + std::to_string(t.f16_stripe_cols) : std::string("plain");
@@ -97,14 +90,14 @@ Status calibrate_decode(const CalibrationOptions& options, DecodeTuning* out) {
 
 bool read_cached_decode_tuning(DecodeTuning* out) {
   const std::string path = tuning::cache_path();
-  if (tuning_disabled() || path.empty()) return false;
+  if (!decode_tuning_enabled() || path.empty()) return false;
   return static_cast<bool>(tuning::read_cache_file(path, tuning::cache_key(cpu_info()), tuning::engine_version(), out));
 }
 
 Status calibrate_and_cache_decode_tuning(const CalibrationOptions& options, DecodeTuning* out) {
   MAGNETAR_TRY(calibrate_decode(options, out));
   const std::string path = tuning::cache_path();
-  if (!kTimingsAreTheMachines || path.empty()) return Status::ok();
+  if (!bandwidth::kTimingsAreTheMachines || path.empty()) return Status::ok();
   return tuning::write_cache_file(path, tuning::cache_key(cpu_info()), tuning::engine_version(), *out);
 }
 

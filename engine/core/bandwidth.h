@@ -20,6 +20,14 @@ inline constexpr uint64_t kDefaultBufferBytes = uint64_t(1) << 30;  // 1 GiB: >>
 inline constexpr uint64_t kMinBufferBytes = uint64_t(64) << 20;
 inline constexpr int kTimedPasses = kBandwidthTimedPasses;  // per thread count, after a warm-up
 inline constexpr int kCacheVersion = 1;
+// An unoptimised or sanitizer-instrumented build runs several times slower than the machine
+// can: its measurements (this probe, the decode calibration) are returned, but never cached as
+// the machine's.
+#if !defined(NDEBUG) || defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+inline constexpr bool kTimingsAreTheMachines = false;
+#else
+inline constexpr bool kTimingsAreTheMachines = true;
+#endif
 
 // A streaming read: reads words [0, n) of `data` and returns a value that depends on all of them
 // (consumed by the caller, so no load can be elided).

@@ -74,6 +74,8 @@ struct CalibrationOptions {
 // Measures the candidates and decides. Cancelled -> an error ("cancelled"), nothing chosen.
 Status calibrate_decode(const CalibrationOptions& options, DecodeTuning* out);
 
+// False when MAGNETAR_TUNING=off: no cache is read and the app does not calibrate on its own.
+bool decode_tuning_enabled();
 // The tuning cached for this machine and engine version (user_cache_dir()/tuning.json), without
 // measuring: false when absent, stale, damaged, or MAGNETAR_TUNING=off.
 bool read_cached_decode_tuning(DecodeTuning* out);
