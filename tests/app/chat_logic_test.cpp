@@ -153,6 +153,7 @@ TEST(Predictions, SpeedAndMemory) {
 TEST(Predictions, ConvertedFileNames) {
   EXPECT_EQ(converted_model_file_name("/data/TinyLlama 1.1B/", "f16"), "TinyLlama_1.1B-f16.mgn");
   EXPECT_EQ(converted_model_file_name("/x/stories260K.bin", "q8_0"), "stories260K-q8_0.mgn");
+  EXPECT_EQ(converted_model_file_name("/x/tiny-llama-Q4_K_M.gguf", "f16"), "tiny-llama-Q4_K_M-f16.mgn");
   EXPECT_EQ(converted_model_file_name("/data/stories260K-hf/bf16", "f16"), "stories260K-hf-bf16-f16.mgn");
 }
 

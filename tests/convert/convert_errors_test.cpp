@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <functional>
 #include <nlohmann/json.hpp>
 
 #include "common/testdata.h"
@@ -173,6 +174,33 @@ TEST_F(ConvertErrorTest, MalformedTokenizerConfig) {
   std::string src = copy("stories260K-hf/f32");
   write_file(src + "/tokenizer_config.json", "[1, 2");
   expect_error(src, {"tokenizer_config.json", "malformed JSON"});
+}
+
+// Phi-3's turn markers are added tokens past its tokenizer.model: they must continue it.
+TEST_F(ConvertErrorTest, AddedTokensThatCannotJoinTheTokenizerModel) {
+  MAGNETAR_REQUIRE_TESTDATA("models/tiny-phi3");
+  const std::string src = copy("models/tiny-phi3");
+  const std::string config = src + "/tokenizer_config.json";
+  const json original = json::parse(read_file(config));
+  auto with_added = [&](const std::function<void(json&)>& edit) {
+    json j = original;
+    edit(j["added_tokens_decoder"]);
+    write_file(config, j.dump(2));
+  };
+  with_added([](json& a) { a["32012"] = a["32010"], a.erase("32010"); });
+  expect_error(src, {"tokenizer_config.json", "added token 32012", "gap", "32010"});
+  with_added([](json& a) {
+    for (int id = 32011; id <= 32064; ++id) a[std::to_string(id)] = {{"content", "<|x" + std::to_string(id) + "|>"}};
+  });
+  expect_error(src, {"tokenizer_config.json", "added token 32064", "vocab_size 32064"});
+  with_added([](json& a) { a["32009"]["content"] = "<|user|>"; });
+  expect_error(src, {"tokenizer_config.json", "\"<|user|>\" appears twice"});
+  with_added([](json& a) { a["32010"]["content"] = "<s>"; });
+  expect_error(src, {"tokenizer_config.json", "\"<s>\" is already piece 1"});
+  with_added([](json& a) { a["first"] = {{"content", "<|first|>"}}; });
+  expect_error(src, {"tokenizer_config.json", "added_tokens_decoder entry \"first\""});
+  with_added([](json& a) { a["32010"]["content"] = 7; });
+  expect_error(src, {"tokenizer_config.json", "added_tokens_decoder entry \"32010\""});
 }
 
 TEST_F(ConvertErrorTest, MalformedGenerationConfig) {

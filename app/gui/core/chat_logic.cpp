@@ -144,7 +144,8 @@ std::string converted_model_file_name(const std::string& source_path, const std:
   fs::path p = to_path(source_path);
   while (!p.empty() && p.filename().empty()) p = p.parent_path();  // trailing separator
   const std::string extension = from_path(p.extension());
-  const bool checkpoint_file = !fs::is_directory(p) && (extension == ".bin" || extension == ".safetensors");
+  const bool checkpoint_file =
+      !fs::is_directory(p) && (extension == ".bin" || extension == ".safetensors" || extension == ".gguf");
   std::string stem = from_path(checkpoint_file ? p.stem() : p.filename());
   for (char& c : stem) {
     const unsigned char u = static_cast<unsigned char>(c);

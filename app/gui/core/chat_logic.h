@@ -62,7 +62,8 @@ uint64_t predicted_ram_bytes(uint64_t model_file_bytes, int n_layers, int n_kv_h
 // Bytes per parameter of each weight type in the model file (blocks of 32 with a scale).
 double bytes_per_parameter(WeightType type);
 
-// A default file name for a converted model: "<folder name>-<type>.mgn", made file-system safe.
+// A default file name for a converted model: "<folder or file name>-<type>.mgn" (a file's name
+// without its .bin/.safetensors/.gguf extension), made file-system safe.
 std::string converted_model_file_name(const std::string& source_path, const std::string& type_name);
 
 }  // namespace magnetar::app
