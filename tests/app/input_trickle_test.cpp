@@ -13,38 +13,16 @@ namespace {
 constexpr int kCtrl = 341, kShift = 340, kN = 78, kEnter = 257;  // GLFW key codes
 constexpr int kRelease = InputTrickle::kRelease, kPress = InputTrickle::kPress, kRepeat = InputTrickle::kRepeat;
 
-InputEvent key(int code, int action) {
+InputEvent make(InputEvent::Kind kind, int code = 0, int action = 0, double x = 0, double y = 0) {
   InputEvent e;
-  e.kind = InputEvent::Kind::Key;
-  e.code = code;
-  e.action = action;
+  e.kind = kind, e.code = code, e.action = action, e.x = x, e.y = y;
   return e;
 }
-InputEvent chr(char c) {
-  InputEvent e;
-  e.kind = InputEvent::Kind::Char;
-  e.code = c;
-  return e;
-}
-InputEvent button(int action) {
-  InputEvent e;
-  e.kind = InputEvent::Kind::MouseButton;
-  e.action = action;
-  return e;
-}
-InputEvent move(double x, double y) {
-  InputEvent e;
-  e.kind = InputEvent::Kind::MouseMove;
-  e.x = x;
-  e.y = y;
-  return e;
-}
-InputEvent scroll() {
-  InputEvent e;
-  e.kind = InputEvent::Kind::Scroll;
-  e.y = -1;
-  return e;
-}
+InputEvent key(int code, int action) { return make(InputEvent::Kind::Key, code, action); }
+InputEvent chr(char c) { return make(InputEvent::Kind::Char, c); }
+InputEvent button(int action) { return make(InputEvent::Kind::MouseButton, 0, action); }
+InputEvent move(double x, double y) { return make(InputEvent::Kind::MouseMove, 0, 0, x, y); }
+InputEvent scroll() { return make(InputEvent::Kind::Scroll, 0, 0, 0, -1); }
 
 // One string per frame: "K78+" key 78 pressed, "K78-" released, "K78r" repeat, "c" a character,
 // "B+"/"B-" left button, "M" a move, "S" scrolling.
