@@ -290,6 +290,31 @@ TEST_F(Cli, ConvertOutputDtypeAndInfoTypeSummary) {
   EXPECT_NE(bad.out.find("--output-dtype must be"), std::string::npos) << bad.out;
 }
 
+// convert --dtype q4_k_m: llama.cpp's mix on a 256-wide model (the tiny Gemma F32 GGUF: Q6_K
+// tied table, attn_v and ffn_down of the last layer Q6_K, the rest Q4_K), and the fallbacks on
+// a 64-wide one (stories260K: Q5_0, Q8_0 for the Q6_K tensors, F16 for 172-wide rows).
+TEST_F(Cli, ConvertToAKQuantMixAndInfoShowsItsTypes) {
+  MAGNETAR_REQUIRE_TESTDATA("gguf-kquants/tiny-gemma-f32.gguf");
+  MAGNETAR_REQUIRE_TESTDATA("stories260K/stories260K.bin");
+  const std::string model = dir_ + "/gemma-q4_k_m.mgn";
+  Output c = run_cli("convert " + quoted(test::testdata_path("gguf-kquants/tiny-gemma-f32.gguf")) + " " +
+                     quoted(model) + " --dtype Q4_K_M", true);
+  ASSERT_EQ(c.exit_code, 0) << c.out;
+  EXPECT_NE(c.out.find("(q4_k_m weights)"), std::string::npos) << c.out;
+  Output o = run_cli("info -m " + quoted(model) + " --tensors");
+  ASSERT_EQ(o.exit_code, 0);
+  EXPECT_NE(o.out.find("tensor types    f32 5 (0.0 MiB), q4_k 8 ("), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("q6_k 3 ("), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("layers.1.wv                      q6_k"), std::string::npos) << o.out;
+
+  const std::string small = convert_stories("q4_k_m");
+  Output s = run_cli("info -m " + quoted(small));
+  ASSERT_EQ(s.exit_code, 0);
+  EXPECT_NE(s.out.find("tensor types    f16 5 ("), std::string::npos) << s.out;
+  EXPECT_NE(s.out.find("q5_0 17 ("), std::string::npos) << s.out;
+  EXPECT_NE(s.out.find("q8_0 3 ("), std::string::npos) << s.out;
+}
+
 // --kv: the candidate's KV cache type (the reference keeps f32); run decodes through it too.
 TEST_F(Cli, KvOptionReachesEvalAndRun) {
   MAGNETAR_REQUIRE_TESTDATA("stories260K/stories260K.bin");
