@@ -26,10 +26,12 @@ constexpr float kHalfMax = 65504.0f;
 uint16_t to_half(float v) { return kernels::f32_to_f16_scalar(std::clamp(v, -kHalfMax, kHalfMax)); }
 float from_half(uint16_t h) { return kernels::f16_to_f32_scalar(h); }
 
-// Nearest level (ties to even) in [lo, hi]; NaN gives the level nearest 0.
-int round_clamped(float v, int lo, int hi) {
-  if (std::isnan(v)) return std::clamp(0, lo, hi);
-  return int(std::clamp(std::nearbyint(v), float(lo), float(hi)));
+// Nearest level in [lo, hi] (ties up); NaN gives lo (callers pass NaN as 0 where it can occur).
+// No libm call: this runs ~25 times per value in the scale search.
+int nearest_level(float v, int lo, int hi) {
+  if (!(v > float(lo))) return lo;
+  if (v >= float(hi)) return hi;
+  return lo + int(v - float(lo) + 0.5f);
 }
 
 // GGML's rounding in its Q5_0 / Q5_1 quantizers: truncate v + 0.5 (v ≥ −0.5 there), then at most hi.
@@ -77,96 +79,91 @@ struct AffineFit {
   float scale = 0.0f, min = 0.0f;
 };
 
-// Weighted least squares of x ≈ s·q + b for fixed q; b ≤ 0 enforced. Returns the weighted error.
-float refit_affine(const float* x, const float* w, const int* q, int n, float* s, float* b) {
-  double sw = 0, sq = 0, sqq = 0, sx = 0, sqx = 0;
-  for (int i = 0; i < n; ++i) {
-    sw += w[i];
-    sq += w[i] * q[i];
-    sqq += w[i] * q[i] * q[i];
-    sx += w[i] * x[i];
-    sqx += w[i] * q[i] * x[i];
-  }
-  const double det = sw * sqq - sq * sq;
-  double scale = 0, offset = 0;
+// Weighted sums of one sub-block under one choice of levels q.
+struct LevelSums {
+  float w = 0, q = 0, qq = 0, x = 0, qx = 0;
+};
+
+// Σ w (s·q + b − x)² from the sums and Σ w x² (double: the terms nearly cancel).
+double weighted_error(const LevelSums& t, double sxx, double s, double b) {
+  return sxx - 2 * s * t.qx - 2 * b * t.x + s * s * t.qq + 2 * s * b * t.q + b * b * t.w;
+}
+
+// Weighted least squares of x ≈ s·q + b for fixed q, with b ≤ 0 (the format's −min).
+void refit_affine(const LevelSums& t, double* s, double* b) {
+  const double det = double(t.w) * t.qq - double(t.q) * t.q;
+  *s = 0, *b = 0;
   if (det > 0) {
-    scale = (sw * sqx - sq * sx) / det;
-    offset = (sqq * sx - sq * sqx) / det;
+    *s = (double(t.w) * t.qx - double(t.q) * t.x) / det;
+    *b = (double(t.qq) * t.x - double(t.q) * t.qx) / det;
   }
-  if (offset > 0 || det <= 0) {  // the format's offset is −min ≤ 0
-    offset = 0;
-    scale = sqq > 0 ? sqx / sqq : 0;
+  if (*b > 0 || det <= 0) {
+    *b = 0;
+    *s = t.qq > 0 ? t.qx / double(t.qq) : 0;
   }
-  if (scale < 0) {  // all levels would point the wrong way: a constant (−min) fits best
-    scale = 0;
-    offset = std::min(0.0, sw > 0 ? sx / sw : 0.0);
+  if (*s < 0) {  // all levels would point the wrong way: a constant (−min) fits best
+    *s = 0;
+    *b = std::min(0.0, t.w > 0 ? t.x / double(t.w) : 0.0);
   }
-  *s = float(scale);
-  *b = float(offset);
-  float err = 0;
-  for (int i = 0; i < n; ++i) {
-    const float e = *s * float(q[i]) + *b - x[i];
-    err += w[i] * e * e;
-  }
-  return err;
 }
 
 AffineFit fit_affine(const float* x, const float* w, int n, int nmax) {
-  float lo = 0.0f, hi = x[0];
+  float lo = 0.0f, hi = x[0], sxx = 0.0f;
   for (int i = 0; i < n; ++i) {
     lo = std::min(lo, x[i]);
     hi = std::max(hi, x[i]);
+    sxx += w[i] * x[i] * x[i];
   }
   AffineFit best;
   best.min = -lo;
   if (!(hi > lo)) return best;  // every value is lo ≤ 0: scale 0, min −lo is exact
-  int q[kSuperBlock];
-  float best_err = INFINITY, best_s = 0, best_b = lo;
+  double best_err = INFINITY, best_s = 0, best_b = lo;
   auto try_levels = [&](float inv_scale, float offset) {
-    for (int i = 0; i < n; ++i) q[i] = round_clamped((x[i] - offset) * inv_scale, 0, nmax);
-    float s, b;
-    const float err = refit_affine(x, w, q, n, &s, &b);
+    LevelSums t;
+    for (int i = 0; i < n; ++i) {
+      const float q = float(nearest_level((x[i] - offset) * inv_scale, 0, nmax));
+      t.w += w[i], t.q += w[i] * q, t.qq += w[i] * q * q, t.x += w[i] * x[i], t.qx += w[i] * q * x[i];
+    }
+    double s, b;
+    refit_affine(t, &s, &b);
+    const double err = weighted_error(t, sxx, s, b);
     if (err < best_err) best_err = err, best_s = s, best_b = b;
   };
   for (int k = -kSweepSteps; k <= kSweepSteps; ++k)
     try_levels((float(nmax) + kSweepStep * float(k)) / (hi - lo), lo);
-  for (int pass = 0; pass < kRefinePasses && best_s > 0; ++pass) try_levels(1.0f / best_s, best_b);
-  best.scale = best_s;
-  best.min = -best_b;
+  for (int pass = 0; pass < kRefinePasses && best_s > 0; ++pass) try_levels(float(1 / best_s), float(best_b));
+  best.scale = float(best_s);
+  best.min = float(-best_b);
   return best;
 }
 
 // x ≈ scale · q with q ∈ [−nneg, npos] (Q6_K sub-blocks: −32..31). scale may be negative, so
 // the extra negative level can serve the value of largest magnitude whatever its sign.
 float fit_symmetric(const float* x, const float* w, int n, int nneg, int npos) {
-  float amax = 0, max = 0;
-  for (int i = 0; i < n; ++i)
+  float amax = 0, max = 0, sxx = 0;
+  for (int i = 0; i < n; ++i) {
     if (std::fabs(x[i]) > amax) amax = std::fabs(x[i]), max = x[i];
+    sxx += w[i] * x[i] * x[i];
+  }
   if (amax == 0) return 0;
-  int q[kSuperBlock];
-  float best_err = INFINITY, best_s = 0;
+  double best_err = INFINITY, best_s = 0;
   auto try_levels = [&](float inv_scale) {
-    double sqq = 0, sqx = 0;
+    LevelSums t;
     for (int i = 0; i < n; ++i) {
-      q[i] = round_clamped(x[i] * inv_scale, -nneg, npos);
-      sqq += w[i] * q[i] * q[i];
-      sqx += w[i] * q[i] * x[i];
+      const float q = float(nearest_level(x[i] * inv_scale, -nneg, npos));
+      t.qq += w[i] * q * q, t.qx += w[i] * q * x[i];
     }
-    if (sqq <= 0) return;
-    const float s = float(sqx / sqq);
-    float err = 0;
-    for (int i = 0; i < n; ++i) {
-      const float e = s * float(q[i]) - x[i];
-      err += w[i] * e * e;
-    }
+    if (t.qq <= 0) return;
+    const double s = t.qx / double(t.qq);
+    const double err = weighted_error(t, sxx, s, 0);
     if (err < best_err) best_err = err, best_s = s;
   };
   for (int k = -kSweepSteps; k <= kSweepSteps; ++k) {
     try_levels(-(float(nneg) + kSweepStep * float(k)) / max);  // largest value on the long side
     try_levels((float(npos) + kSweepStep * float(k)) / max);
   }
-  for (int pass = 0; pass < kRefinePasses && best_s != 0; ++pass) try_levels(1.0f / best_s);
-  return best_s;
+  for (int pass = 0; pass < kRefinePasses && best_s != 0; ++pass) try_levels(float(1 / best_s));
+  return float(best_s);
 }
 
 // ---- Q4_K / Q5_K: 8 sub-blocks of 32, 6-bit scales and mins under FP16 d and dmin ----------
@@ -207,8 +204,8 @@ void quantize_affine_super_block(const float* x, int nmax, AffineSuperBlock* out
   const double unit_d = xn.scale > 0 ? double(d) / xn.scale : 0, unit_m = xn.scale > 0 ? double(dmin) / xn.scale : 0;
   uint8_t sc[kSubBlocks], mn[kSubBlocks];
   for (int j = 0; j < kSubBlocks; ++j) {
-    sc[j] = uint8_t(unit_d > 0 ? round_clamped(float(fits[j].scale / unit_d), 0, 63) : 0);
-    mn[j] = uint8_t(unit_m > 0 ? round_clamped(float(fits[j].min / unit_m), 0, 63) : 0);
+    sc[j] = uint8_t(unit_d > 0 ? nearest_level(float(fits[j].scale / unit_d), 0, 63) : 0);
+    mn[j] = uint8_t(unit_m > 0 ? nearest_level(float(fits[j].min / unit_m), 0, 63) : 0);
   }
   pack_scale_min(sc, mn, out->scales);
   // Re-round every value against the scale and min the decoder will use.
@@ -216,7 +213,7 @@ void quantize_affine_super_block(const float* x, int nmax, AffineSuperBlock* out
     const float step = d * float(sc[j]), offset = dmin * float(mn[j]);
     for (int i = j * kSub; i < (j + 1) * kSub; ++i) {
       const float v = std::isnan(x[i]) ? 0.0f : x[i];
-      out->levels[i] = uint8_t(step > 0 ? round_clamped((v + offset) / step, 0, nmax) : 0);
+      out->levels[i] = uint8_t(step > 0 ? nearest_level((v + offset) / step, 0, nmax) : 0);
     }
   }
 }
@@ -296,11 +293,11 @@ void quantize_row_q6_k(const float* x, void* y, int64_t n) {
     const double unit = xn.scale > 0 ? double(d) / xn.scale : 0;
     uint8_t levels[kSuperBlock];
     for (int j = 0; j < kSubBlocks; ++j) {
-      b.scales[j] = int8_t(unit != 0 ? round_clamped(float(scales[j] / unit), -128, 127) : 0);
+      b.scales[j] = int8_t(unit != 0 ? nearest_level(float(scales[j] / unit), -128, 127) : 0);
       const float step = d * float(b.scales[j]);
       for (int l = j * kSub; l < (j + 1) * kSub; ++l) {
         const float v = std::isnan(xb[l]) ? 0.0f : xb[l];
-        levels[l] = uint8_t(32 + (step != 0 ? round_clamped(v / step, -32, 31) : 0));
+        levels[l] = uint8_t(32 + (step != 0 ? nearest_level(v / step, -32, 31) : 0));
       }
     }
     for (int h = 0; h < 2; ++h) {  // two halves of 128: four runs of 32 share ql / qh bytes
