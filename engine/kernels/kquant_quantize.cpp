@@ -237,39 +237,49 @@ void store(void* y, int64_t i, const Block& b) {
 
 }  // namespace
 
-void quantize_row_q4_k(const float* x, void* y, int64_t n) {
+namespace {
+
+// 64 values per group of 32 bytes: the first 32 in the low nibbles, the next 32 in the high ones.
+void pack_q4_k_levels(const uint8_t* levels, BlockQ4_K* b) {
+  for (int g = 0; g < 4; ++g)
+    for (int l = 0; l < 32; ++l) b->qs[32 * g + l] = uint8_t(levels[64 * g + l] | (levels[64 * g + 32 + l] << 4));
+}
+
+// As Q4_K's nibbles, plus the fifth bits: bit 2g (first 32) and 2g + 1 (next 32) of qh[l].
+void pack_q5_k_levels(const uint8_t* levels, BlockQ5_K* b) {
+  std::memset(b->qh, 0, sizeof(b->qh));
+  for (int g = 0; g < 4; ++g) {
+    for (int l = 0; l < 32; ++l) {
+      const uint8_t lo = levels[64 * g + l], hi = levels[64 * g + 32 + l];
+      b->qs[32 * g + l] = uint8_t((lo & 0xF) | ((hi & 0xF) << 4));
+      b->qh[l] = uint8_t(b->qh[l] | ((lo >> 4) << (2 * g)) | ((hi >> 4) << (2 * g + 1)));
+    }
+  }
+}
+
+// Q4_K / Q5_K rows: each super-block's scale search, then the type's packing of the levels.
+template <class Block, int kMaxLevel, void (*Pack)(const uint8_t*, Block*)>
+void quantize_affine_row(const float* x, void* y, int64_t n) {
   assert(n % kSuperBlock == 0);
   for (int64_t i = 0; i < n / kSuperBlock; ++i) {
     AffineSuperBlock s;
-    quantize_affine_super_block(x + i * kSuperBlock, 15, &s);
-    BlockQ4_K b;
+    quantize_affine_super_block(x + i * kSuperBlock, kMaxLevel, &s);
+    Block b;
     b.d = s.d, b.dmin = s.dmin;
     std::memcpy(b.scales, s.scales, 12);
-    for (int g = 0; g < 4; ++g)  // 64 values per group: low nibbles, then high nibbles
-      for (int l = 0; l < 32; ++l)
-        b.qs[32 * g + l] = uint8_t(s.levels[64 * g + l] | (s.levels[64 * g + 32 + l] << 4));
+    Pack(s.levels, &b);
     store(y, i, b);
   }
 }
 
+}  // namespace
+
+void quantize_row_q4_k(const float* x, void* y, int64_t n) {
+  quantize_affine_row<BlockQ4_K, 15, pack_q4_k_levels>(x, y, n);
+}
+
 void quantize_row_q5_k(const float* x, void* y, int64_t n) {
-  assert(n % kSuperBlock == 0);
-  for (int64_t i = 0; i < n / kSuperBlock; ++i) {
-    AffineSuperBlock s;
-    quantize_affine_super_block(x + i * kSuperBlock, 31, &s);
-    BlockQ5_K b;
-    b.d = s.d, b.dmin = s.dmin;
-    std::memcpy(b.scales, s.scales, 12);
-    std::memset(b.qh, 0, sizeof(b.qh));
-    for (int g = 0; g < 4; ++g) {
-      for (int l = 0; l < 32; ++l) {
-        const uint8_t lo = s.levels[64 * g + l], hi = s.levels[64 * g + 32 + l];
-        b.qs[32 * g + l] = uint8_t((lo & 0xF) | ((hi & 0xF) << 4));
-        b.qh[l] = uint8_t(b.qh[l] | ((lo >> 4) << (2 * g)) | ((hi >> 4) << (2 * g + 1)));
-      }
-    }
-    store(y, i, b);
-  }
+  quantize_affine_row<BlockQ5_K, 31, pack_q5_k_levels>(x, y, n);
 }
 
 void quantize_row_q6_k(const float* x, void* y, int64_t n) {

@@ -9,6 +9,8 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <utility>
+#include <vector>
 
 #include "common/testdata.h"
 
@@ -301,18 +303,14 @@ TEST_F(Cli, ConvertToAKQuantMixAndInfoShowsItsTypes) {
                      quoted(model) + " --dtype Q4_K_M", true);
   ASSERT_EQ(c.exit_code, 0) << c.out;
   EXPECT_NE(c.out.find("(q4_k_m weights)"), std::string::npos) << c.out;
-  Output o = run_cli("info -m " + quoted(model) + " --tensors");
-  ASSERT_EQ(o.exit_code, 0);
-  EXPECT_NE(o.out.find("tensor types    f32 5 (0.0 MiB), q4_k 8 ("), std::string::npos) << o.out;
-  EXPECT_NE(o.out.find("q6_k 3 ("), std::string::npos) << o.out;
-  EXPECT_NE(o.out.find("layers.1.wv                      q6_k"), std::string::npos) << o.out;
-
-  const std::string small = convert_stories("q4_k_m");
-  Output s = run_cli("info -m " + quoted(small));
-  ASSERT_EQ(s.exit_code, 0);
-  EXPECT_NE(s.out.find("tensor types    f16 5 ("), std::string::npos) << s.out;
-  EXPECT_NE(s.out.find("q5_0 17 ("), std::string::npos) << s.out;
-  EXPECT_NE(s.out.find("q8_0 3 ("), std::string::npos) << s.out;
+  const std::pair<std::string, std::vector<const char*>> expected[] = {
+      {model, {"tensor types    f32 5 (0.0 MiB), q4_k 8 (", "q6_k 3 (", "layers.1.wv                      q6_k"}},
+      {convert_stories("q4_k_m"), {"tensor types    f16 5 (", "q5_0 17 (", "q8_0 3 ("}}};
+  for (const auto& [path, lines] : expected) {
+    Output o = run_cli("info -m " + quoted(path) + " --tensors");
+    ASSERT_EQ(o.exit_code, 0);
+    for (const char* line : lines) EXPECT_NE(o.out.find(line), std::string::npos) << line << "\n" << o.out;
+  }
 }
 
 // --kv: the candidate's KV cache type (the reference keeps f32); run decodes through it too.
