@@ -12,12 +12,13 @@ namespace {
 int run_synth(const std::vector<std::string>& argv);
 
 const char* kUsage =
-    "magnetar-cli synth --like NAME [--dtype f16|f32|q8_0|q4_0] [--seed S] [--layers N] OUT\n"
+    "magnetar-cli synth --like NAME [--dtype TYPE] [--seed S] [--layers N] OUT\n"
     "  NAME: gemma-2b, gemma-7b, llama-2-7b, tinyllama-1.1b, llama-3.2-1b, llama-3.1-8b,\n"
     "        qwen2.5-1.5b, qwen3-1.7b, gemma-3-1b, phi-3.5-mini, stories15M\n"
     "  Writes OUT, a model file with exactly that model's architecture, hyperparameters and\n"
-    "  tensor shapes, filled with seeded uniform random weights (default f16, seed 0; q8_0/q4_0\n"
-    "  quantize them with the GGML quantizers, embedding table included).\n"
+    "  tensor shapes, filled with seeded uniform random weights (default f16, seed 0). TYPE is\n"
+    "  any type `convert --dtype` takes but auto: quantized types quantize every matrix,\n"
+    "  embedding table included; q4_k_m / q5_k_m choose per tensor as `convert` does.\n"
     "  It produces NOISE, not a language model: it exists to measure speed (decode and prefill\n"
     "  depend only on shapes and types), e.g. `magnetar-cli bench -m OUT`.\n"
     "  --layers N: keep only the first N layers (a small file that runs the model's shapes end to\n"
@@ -48,7 +49,7 @@ int run_synth(const std::vector<std::string>& argv) {
   SynthOptions options;
   const std::string dtype = args.get({"--dtype"}, "f16");
   if (!parse_weight_type(dtype, &options.weight_type))
-    return usage_error(kSynth, "--dtype is f16, f32, q8_0 or q4_0");
+    return usage_error(kSynth, std::string("--dtype is one of ") + convertible_weight_type_names());
   int64_t seed = 0;
   if (std::string error; !args.get_int({"--seed"}, 0, INT64_MAX, &seed, &error))
     return usage_error(kSynth, error);

@@ -473,6 +473,9 @@ void DropDialogContent(UiState& ui) {
   }
 
   const SourceSummary& sum = inspection.summary;
+  const WeightType recommended = recommended_weight_type(sum.n_params);
+  for (int i = 0; d.weight_type < 0 && i < static_cast<int>(std::size(kWeightTypes)); ++i)
+    if (kWeightTypes[i].type == recommended) d.weight_type = i;
   if (ImGui::BeginTable("##summary", 2, ImGuiTableFlags_SizingFixedFit)) {
     auto* const row = KeyValueRow;
     row("What", sum.family + " · " + sum.architecture + "  (" + sum.kind + ")");
@@ -513,11 +516,11 @@ void DropDialogContent(UiState& ui) {
       if (ui.machine.ready) ImGui::Text("%.1f tok/s", predicted_tokens_per_second(bytes, ui.machine.best_gbps));
       else ImGui::TextDisabled("measuring…");
       ImGui::TableNextColumn();
-      ImGui::TextDisabled("%s", choice.note);
+      ImGui::TextDisabled("%s%s", choice.type == recommended ? "recommended · " : "", choice.note);
     }
     ImGui::EndTable();
   }
-  const WeightType type = kWeightTypes[d.weight_type].type;
+  const WeightType type = kWeightTypes[std::max(0, d.weight_type)].type;
   const std::string out = unique_model_path(ui, d.source, type);
   ImGui::PushFont(ui.fonts.small);
   ImGui::TextDisabled("Writes %s", out.c_str());

@@ -168,7 +168,11 @@ Status write_synthetic_model(const std::string& like, const SynthOptions& option
   synth::Spec spec;
   MAGNETAR_TRY(synthetic_spec(like, options.n_layers, &spec));
   synth::Options o;
-  MAGNETAR_TRY(convert::weight_dtype_for(options.weight_type, &o.dtype));
+  format::QuantMix mix;
+  if (convert::weight_mix_for(options.weight_type, &mix))
+    o.mix = mix;
+  else
+    MAGNETAR_TRY(convert::weight_dtype_for(options.weight_type, &o.dtype));
   o.seed = options.seed;
   o.on_progress = options.on_progress;
   o.cancel = options.cancel;

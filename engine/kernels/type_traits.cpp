@@ -63,8 +63,8 @@ void quantize_q4_0(const float* x, void* y, int64_t n) { quantize_row_q4_0(x, st
 
 using format::DType;
 template <DequantizeRowFn D, DType T>
-constexpr TypeTraits dequantizing(MatmulDequantFn avx2 = nullptr) {
-  return {T, D, nullptr, false, matmul_dequant<D, T>, avx2};
+constexpr TypeTraits dequantizing(QuantizeRowFn quantize = nullptr, MatmulDequantFn avx2 = nullptr) {
+  return {T, D, quantize, false, matmul_dequant<D, T>, avx2};
 }
 
 #if defined(__x86_64__) || defined(_M_X64)
@@ -101,14 +101,18 @@ const TypeTraits kTraits[format::kDTypeCount] = {
     {DType::Q4_0, dequantize_q4_0, quantize_q4_0, true, nullptr, nullptr},
     dequantizing<dequantize_row_q2_k, DType::Q2_K>(),
     dequantizing<dequantize_row_q3_k, DType::Q3_K>(),
-    dequantizing<dequantize_row_q4_k, DType::Q4_K>(MAGNETAR_KQUANT_ASM(magnetar_matvec_q4_k_avx2, DType::Q4_K)),
-    dequantizing<dequantize_row_q5_k, DType::Q5_K>(MAGNETAR_KQUANT_ASM(magnetar_matvec_q5_k_avx2, DType::Q5_K)),
-    dequantizing<dequantize_row_q6_k, DType::Q6_K>(MAGNETAR_KQUANT_ASM(magnetar_matvec_q6_k_avx2, DType::Q6_K)),
+    dequantizing<dequantize_row_q4_k, DType::Q4_K>(quantize_row_q4_k,
+                                                   MAGNETAR_KQUANT_ASM(magnetar_matvec_q4_k_avx2, DType::Q4_K)),
+    dequantizing<dequantize_row_q5_k, DType::Q5_K>(quantize_row_q5_k,
+                                                   MAGNETAR_KQUANT_ASM(magnetar_matvec_q5_k_avx2, DType::Q5_K)),
+    dequantizing<dequantize_row_q6_k, DType::Q6_K>(quantize_row_q6_k,
+                                                   MAGNETAR_KQUANT_ASM(magnetar_matvec_q6_k_avx2, DType::Q6_K)),
     dequantizing<dequantize_row_iq4_nl, DType::IQ4_NL>(),
-    dequantizing<dequantize_row_iq4_xs, DType::IQ4_XS>(MAGNETAR_KQUANT_ASM(magnetar_matvec_iq4_xs_avx2, DType::IQ4_XS)),
+    dequantizing<dequantize_row_iq4_xs, DType::IQ4_XS>(
+        nullptr, MAGNETAR_KQUANT_ASM(magnetar_matvec_iq4_xs_avx2, DType::IQ4_XS)),
     dequantizing<dequantize_row_q4_1, DType::Q4_1>(),
-    dequantizing<dequantize_row_q5_0, DType::Q5_0>(),
-    dequantizing<dequantize_row_q5_1, DType::Q5_1>(),
+    dequantizing<dequantize_row_q5_0, DType::Q5_0>(quantize_row_q5_0),
+    dequantizing<dequantize_row_q5_1, DType::Q5_1>(quantize_row_q5_1),
 };
 
 }  // namespace

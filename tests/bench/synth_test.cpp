@@ -219,6 +219,59 @@ TEST(Synth, QuantizedModelsHoldTheQuantizedNoise) {
   test::remove_tree(dir);
 }
 
+// K-quant mixes (synth --dtype q4_k_m): the converter's per-tensor rule on the real shapes —
+// the LM head Q6_K, attn_v / ffn_down Q6_K in llama.cpp's use_more_bits layers (wqkv then
+// stored as wq, wk, wv), the rest Q4_K; a 256-wide tiny model writes, loads and runs.
+TEST(Synth, MixesChooseTypesPerTensorAndRun) {
+  const auto decls = synth::tensor_decls(*synth::find_spec("llama-2-7b"), format::DType::F16, format::QuantMix::Q4_K_M);
+  auto find = [&](const std::string& name) -> const format::TensorDecl* {
+    for (const auto& d : decls)
+      if (d.name == name) return &d;
+    return nullptr;
+  };
+  ASSERT_NE(find("output"), nullptr);
+  EXPECT_EQ(find("output")->dtype, format::DType::Q6_K);
+  EXPECT_EQ(find("tok_embeddings")->dtype, format::DType::Q4_K);  // untied
+  // 32 layers: layers 0-3, 28-31 and 6, 9, ..., 27 get more bits.
+  for (int layer : {0, 3, 6, 27, 31}) {
+    const std::string p = "layers." + std::to_string(layer) + ".";
+    ASSERT_NE(find(p + "wv"), nullptr) << layer;
+    EXPECT_EQ(find(p + "wv")->dtype, format::DType::Q6_K);
+    EXPECT_EQ(find(p + "wv")->rows, 4096u);
+    EXPECT_EQ(find(p + "wq")->dtype, format::DType::Q4_K);
+    EXPECT_EQ(find(p + "w_down")->dtype, format::DType::Q6_K);
+  }
+  for (int layer : {4, 5, 7, 26}) {
+    const std::string p = "layers." + std::to_string(layer) + ".";
+    ASSERT_NE(find(p + "wqkv"), nullptr) << layer;
+    EXPECT_EQ(find(p + "wqkv")->dtype, format::DType::Q4_K);
+    EXPECT_EQ(find(p + "w_down")->dtype, format::DType::Q4_K);
+    EXPECT_EQ(find(p + "w_gate_up")->dtype, format::DType::Q4_K);
+  }
+
+  const std::string dir = test::make_temp_dir("synth-mix");
+  synth::Spec spec = tiny_spec(Architecture::Llama);
+  spec.dim = 256, spec.hidden_dim = 512, spec.n_heads = 4, spec.head_dim = 64;
+  for (format::QuantMix mix : {format::QuantMix::Q4_K_M, format::QuantMix::Q5_K_M}) {
+    const std::string path = dir + "/tiny-mix.mgn";
+    synth::Options options;
+    options.mix = mix;
+    ASSERT_TRUE(synth::write_model(spec, options, path).is_ok());
+    std::unique_ptr<Model> model;
+    ASSERT_TRUE(Model::load(path, LoadOptions{}, &model).is_ok());
+    std::unique_ptr<Session> session;
+    ASSERT_TRUE(Session::create(*model, &session).is_ok());
+    GenerateRequest request;
+    request.prompt = {1, 400, 401, 402};
+    request.max_tokens = 3;
+    request.stop_at_eog = false;
+    GenerateResult result;
+    ASSERT_TRUE(session->generate(request, &result).is_ok());
+    EXPECT_EQ(result.tokens.size(), 3u);
+  }
+  test::remove_tree(dir);
+}
+
 // Read mode lays matrices of 3073+ columns out in column stripes (ops/ops.h); a mapped file keeps
 // the plain layout. Both must give the same logits, for prefill and for decode steps. Two shapes
 // keep the files small: a wide FFN (w_down striped) and a wide model dimension (wqkv, w_gate_up
