@@ -161,82 +161,66 @@ def layer(seed, i, types, qkv_bias=False, qk_norm=False, post_norms=False, fused
     seed.tensor(p + "ffn_down.weight", [HIDDEN, DIM], types[6])
 
 
+def model(arch, vocab, template, embedding, layers, head=None, metadata=(), extra_tensors=()):
+    """A seed: hyperparameters, then `metadata` (key, kind, value), the vocabulary (vocab(seed) adds
+    it and returns its size), the chat template, token_embd of type `embedding`, one layer per
+    (types, options) of `layers`, output_norm, an untied head of type `head`, `extra_tensors`."""
+    seed = Seed()
+    hyperparameters(seed, arch, n_layers=len(layers))
+    for key, kind, value in metadata:
+        getattr(seed, kind)(key, value)
+    n_vocab = vocab(seed)
+    if template:
+        seed.string("tokenizer.chat_template", template)
+    seed.tensor("token_embd.weight", [DIM, n_vocab], embedding)
+    for i, (types, options) in enumerate(layers):
+        layer(seed, i, types, **options)
+    seed.tensor("output_norm.weight", [DIM], "F32")
+    if head:
+        seed.tensor("output.weight", [DIM, n_vocab], head)
+    for name, ne, type_name in extra_tensors:
+        seed.tensor(name, ne, type_name)
+    return seed.blob()
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
-    seeds = {}
-
-    # Llama with every K-quant and IQ4 type, an untied head and Llama 3's rope_freqs.
-    seed = Seed()
-    hyperparameters(seed, "llama")
-    seed.u32("llama.rope.dimension_count", HEAD_DIM)
-    vocab = sentencepiece_vocab(seed)
-    seed.string("tokenizer.chat_template", LLAMA2)
-    seed.tensor("token_embd.weight", [DIM, vocab], "Q6_K")
-    layer(seed, 0, ["Q4_K", "Q5_K", "Q6_K", "Q3_K", "Q2_K", "IQ4_XS", "IQ4_NL"])
-    seed.tensor("output_norm.weight", [DIM], "F32")
-    seed.tensor("output.weight", [DIM, vocab], "Q8_0")
-    seed.tensor("rope_freqs.weight", [HEAD_DIM // 2], "F32")
-    seeds["llama_kquants.gguf"] = seed.blob()
-
-    # Gemma 2: tied embeddings, sandwich norms, softcaps, a sliding window; the 32-block types.
-    seed = Seed()
-    hyperparameters(seed, "gemma2", n_layers=2)
-    seed.f32("gemma2.attn_logit_softcapping", 50.0)
-    seed.f32("gemma2.final_logit_softcapping", 30.0)
-    seed.u32("gemma2.attention.sliding_window", 4096)
-    vocab = sentencepiece_vocab(seed, ["<start_of_turn>", "<end_of_turn>"])
-    seed.string("tokenizer.chat_template", GEMMA)
-    seed.tensor("token_embd.weight", [DIM, vocab], "Q8_0")
-    layer(seed, 0, ["Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q8_0", "Q4_0", "Q4_1"], post_norms=True)
-    layer(seed, 1, ["F16", "BF16", "F32", "F16", "Q5_K", "Q4_K", "Q6_K"], post_norms=True)
-    seed.tensor("output_norm.weight", [DIM], "F32")
-    seeds["gemma2_blocks.gguf"] = seed.blob()
-
-    # Gemma 3: q/k norms, a five-of-six sliding pattern given in the file, a local RoPE base.
-    seed = Seed()
-    hyperparameters(seed, "gemma3")
-    seed.u32("gemma3.attention.sliding_window", 512)
-    seed.u32("gemma3.attention.sliding_window_pattern", 6)
-    seed.f32("gemma3.rope.freq_base_swa", 10000.0)
-    vocab = sentencepiece_vocab(seed, ["<start_of_turn>", "<end_of_turn>"])
-    seed.string("tokenizer.chat_template", GEMMA)
-    seed.tensor("token_embd.weight", [DIM, vocab], "Q4_K")
-    layer(seed, 0, ["Q4_K", "Q4_K", "Q6_K", "Q4_K", "Q4_K", "Q4_K", "Q6_K"], qk_norm=True, post_norms=True)
-    seed.tensor("output_norm.weight", [DIM], "F32")
-    seeds["gemma3_qk_norms.gguf"] = seed.blob()
-
-    # Qwen 2: byte-level BPE vocabulary (tokenizer.json), q/k/v biases, ChatML.
-    seed = Seed()
-    hyperparameters(seed, "qwen2")
-    vocab = bpe_vocab(seed, "qwen2")
-    seed.string("tokenizer.chat_template", CHATML)
-    seed.tensor("token_embd.weight", [DIM, vocab], "F16")
-    layer(seed, 0, ["Q8_0", "Q8_0", "Q8_0", "Q5_0", "Q5_1", "IQ4_NL", "Q6_K"], qkv_bias=True)
-    seed.tensor("output_norm.weight", [DIM], "F32")
-    seed.tensor("output.weight", [DIM, vocab], "BF16")
-    seeds["qwen2_bpe.gguf"] = seed.blob()
-
-    # Qwen 3: q/k norms, Llama 3's pre-tokenizer.
-    seed = Seed()
-    hyperparameters(seed, "qwen3")
-    vocab = bpe_vocab(seed, "llama-bpe")
-    seed.string("tokenizer.chat_template", CHATML)
-    seed.tensor("token_embd.weight", [DIM, vocab], "Q4_K")
-    layer(seed, 0, ["Q4_K", "Q4_K", "Q6_K", "Q4_K", "Q4_K", "Q4_K", "Q6_K"], qk_norm=True)
-    seed.tensor("output_norm.weight", [DIM], "F32")
-    seeds["qwen3_qk_norms.gguf"] = seed.blob()
-
-    # Phi-3: fused attn_qkv and gate/up (ffn_up with 2 x hidden rows), linear RoPE scaling.
-    seed = Seed()
-    hyperparameters(seed, "phi3")
-    seed.string("phi3.rope.scaling.type", "linear")
-    seed.f32("phi3.rope.scaling.factor", 2.0)
-    vocab = sentencepiece_vocab(seed, ["<|user|>", "<|assistant|>", "<|end|>"])
-    seed.tensor("token_embd.weight", [DIM, vocab], "Q4_K")
-    layer(seed, 0, ["Q5_K", None, None, "Q4_K", None, "Q4_K", "Q6_K"], fused=True)
-    seed.tensor("output_norm.weight", [DIM], "F32")
-    seed.tensor("output.weight", [DIM, vocab], "Q6_K")
-    seeds["phi3_fused.gguf"] = seed.blob()
+    gemma_vocab = lambda seed: sentencepiece_vocab(seed, ["<start_of_turn>", "<end_of_turn>"])
+    k_quants = ["Q4_K", "Q4_K", "Q6_K", "Q4_K", "Q4_K", "Q4_K", "Q6_K"]
+    seeds = {
+        # Llama with every K-quant and IQ4 type, an untied head and Llama 3's rope_freqs.
+        "llama_kquants.gguf": model(
+            "llama", sentencepiece_vocab, LLAMA2, "Q6_K",
+            [(["Q4_K", "Q5_K", "Q6_K", "Q3_K", "Q2_K", "IQ4_XS", "IQ4_NL"], {})], head="Q8_0",
+            metadata=[("llama.rope.dimension_count", "u32", HEAD_DIM)],
+            extra_tensors=[("rope_freqs.weight", [HEAD_DIM // 2], "F32")]),
+        # Gemma 2: tied embeddings, sandwich norms, softcaps, a sliding window; the 32-block types.
+        "gemma2_blocks.gguf": model(
+            "gemma2", gemma_vocab, GEMMA, "Q8_0",
+            [(["Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q8_0", "Q4_0", "Q4_1"], {"post_norms": True}),
+             (["F16", "BF16", "F32", "F16", "Q5_K", "Q4_K", "Q6_K"], {"post_norms": True})],
+            metadata=[("gemma2.attn_logit_softcapping", "f32", 50.0),
+                      ("gemma2.final_logit_softcapping", "f32", 30.0),
+                      ("gemma2.attention.sliding_window", "u32", 4096)]),
+        # Gemma 3: q/k norms, a five-of-six sliding pattern given in the file, a local RoPE base.
+        "gemma3_qk_norms.gguf": model(
+            "gemma3", gemma_vocab, GEMMA, "Q4_K", [(k_quants, {"qk_norm": True, "post_norms": True})],
+            metadata=[("gemma3.attention.sliding_window", "u32", 512),
+                      ("gemma3.attention.sliding_window_pattern", "u32", 6),
+                      ("gemma3.rope.freq_base_swa", "f32", 10000.0)]),
+        # Qwen 2: byte-level BPE vocabulary (tokenizer.json), q/k/v biases, ChatML.
+        "qwen2_bpe.gguf": model(
+            "qwen2", lambda seed: bpe_vocab(seed, "qwen2"), CHATML, "F16",
+            [(["Q8_0", "Q8_0", "Q8_0", "Q5_0", "Q5_1", "IQ4_NL", "Q6_K"], {"qkv_bias": True})], head="BF16"),
+        # Qwen 3: q/k norms, Llama 3's pre-tokenizer.
+        "qwen3_qk_norms.gguf": model(
+            "qwen3", lambda seed: bpe_vocab(seed, "llama-bpe"), CHATML, "Q4_K", [(k_quants, {"qk_norm": True})]),
+        # Phi-3: fused attn_qkv and gate/up (ffn_up with 2 x hidden rows), linear RoPE scaling.
+        "phi3_fused.gguf": model(
+            "phi3", lambda seed: sentencepiece_vocab(seed, ["<|user|>", "<|assistant|>", "<|end|>"]), None, "Q4_K",
+            [(["Q5_K", None, None, "Q4_K", None, "Q4_K", "Q6_K"], {"fused": True})], head="Q6_K",
+            metadata=[("phi3.rope.scaling.type", "string", "linear"), ("phi3.rope.scaling.factor", "f32", 2.0)]),
+    }
 
     for name, blob in seeds.items():
         with open(os.path.join(OUT, name), "wb") as f:
