@@ -14,6 +14,7 @@
 #include "convert/json_input.h"
 #include "convert_test_util.h"
 #include "magnetar/convert.h"
+#include "tokenizer/hf_tokenizer.h"
 
 #ifndef _WIN32
 #include <sys/stat.h>
@@ -63,6 +64,26 @@ TEST(JsonInput, DepthIsMeasuredOutsideStringsAndBounded) {
   EXPECT_NE(s.message().find("nested deeper"), std::string::npos);
   EXPECT_FALSE(convert::parse_json_object("[1, 2]", "x.json", &j).is_ok());  // not an object
   EXPECT_FALSE(convert::parse_json_object("{\"a\": ", "x.json", &j).is_ok());
+}
+
+// tokenizer.json (a folder's, or the copy stored in a model file) goes through the same bound.
+TEST(JsonInput, TokenizerJsonIsDepthBoundedAndTypeChecked) {
+  tok::HfTokenizer tokenizer;
+  Status s = tokenizer.load_files("{\"model\": " + nested_array(kHostileDepth) + "}", "");
+  ASSERT_FALSE(s.is_ok());
+  EXPECT_NE(s.message().find("tokenizer.json: JSON nested deeper"), std::string::npos) << s.message();
+  s = tokenizer.load_files("{}", "{\"a\": " + nested_array(kHostileDepth) + "}");
+  ASSERT_FALSE(s.is_ok());
+  EXPECT_NE(s.message().find("tokenizer_config.json: JSON nested deeper"), std::string::npos) << s.message();
+  EXPECT_FALSE(tokenizer.load_files("[1]", "").is_ok());  // not an object
+  EXPECT_FALSE(tokenizer.load_stored("{\"t\": " + nested_array(kHostileDepth) + "}").is_ok());
+  // A stored section whose "format" is not a string: an error, not nlohmann's type_error.
+  for (const char* stored : {"{\"format\": 5}", "{\"format\": [\"x\"]}", "{\"format\": null}", "[]"}) {
+    SCOPED_TRACE(stored);
+    s = tokenizer.load_stored(stored);
+    ASSERT_FALSE(s.is_ok());
+    EXPECT_NE(s.message().find("not a stored tokenizer.json"), std::string::npos) << s.message();
+  }
 }
 
 TEST(JsonInput, ExcerptIsCutAtACharacterBoundary) {
