@@ -135,16 +135,15 @@ def layer(seed, i, types, qkv_bias=False, qk_norm=False, post_norms=False, fused
     p = "blk.%d." % i
     q, kv = HEADS * HEAD_DIM, KV_HEADS * HEAD_DIM
     seed.tensor(p + "attn_norm.weight", [DIM], "F32")
+    q_k_v = [("q", q, types[0]), ("k", kv, types[1]), ("v", kv, types[2])]
     if fused:
         seed.tensor(p + "attn_qkv.weight", [DIM, q + 2 * kv], types[0])
     else:
-        seed.tensor(p + "attn_q.weight", [DIM, q], types[0])
-        seed.tensor(p + "attn_k.weight", [DIM, kv], types[1])
-        seed.tensor(p + "attn_v.weight", [DIM, kv], types[2])
+        for name, rows, type_name in q_k_v:
+            seed.tensor(p + "attn_%s.weight" % name, [DIM, rows], type_name)
     if qkv_bias:
-        seed.tensor(p + "attn_q.bias", [q], "F32")
-        seed.tensor(p + "attn_k.bias", [kv], "F32")
-        seed.tensor(p + "attn_v.bias", [kv], "F32")
+        for name, rows, _ in q_k_v:
+            seed.tensor(p + "attn_%s.bias" % name, [rows], "F32")
     if qk_norm:
         seed.tensor(p + "attn_q_norm.weight", [HEAD_DIM], "F32")
         seed.tensor(p + "attn_k_norm.weight", [HEAD_DIM], "F32")
