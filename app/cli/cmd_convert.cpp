@@ -42,10 +42,8 @@ const CommandRegistration kRegistration(kCommand);
 
 int run_convert(const std::vector<std::string>& raw_args) {
   const std::vector<std::string> value_options = {"--dtype", "--output-dtype", "--tokenizer"};
-  Args args(raw_args, value_options);
-  if (!args.ok()) return usage_error(kCommand, args.error());
-  if (std::string u = args.unknown_option(value_options); !u.empty())
-    return usage_error(kCommand, "unknown option " + u);
+  Args args;
+  if (int bad = parse_command_line(kCommand, raw_args, value_options, {}, true, &args)) return bad;
   if (args.positional().size() != 2) return usage_error(kCommand, "needs SRC and OUT");
   const std::string& source = args.positional()[0];
   const std::string& out = args.positional()[1];

@@ -31,10 +31,8 @@ const Command kSynth = {"synth", "write a random-weight model with a known model
                         kUsage, run_synth};
 
 int run_synth(const std::vector<std::string>& argv) {
-  Args args(argv, {"--like", "--dtype", "--seed", "--layers"});
-  if (!args.ok()) return usage_error(kSynth, args.error());
-  if (std::string bad = args.unknown_option({"--like", "--dtype", "--seed", "--layers"}); !bad.empty())
-    return usage_error(kSynth, "unknown option " + bad);
+  Args args;
+  if (int bad = parse_command_line(kSynth, argv, {"--like", "--dtype", "--seed", "--layers"}, {}, true, &args)) return bad;
   if (args.positional().size() != 1) return usage_error(kSynth, "give exactly one output path");
   const std::string out_path = args.positional()[0];
 

@@ -482,10 +482,48 @@ double weight_type_bytes_per_parameter(WeightType type) {
   return bytes / params;
 }
 
-Status inspect_source(const std::string& source_path, SourceSummary* out) {
-  *out = SourceSummary{};
+// ---- Planned sources ------------------------------------------------------------------------
+
+namespace {
+
+// What convert_model checks before reusing a plan: an input file that appeared, vanished, or
+// changed size or modification time since the plan was made means planning again.
+struct InputStamp {
+  bool exists = false;
+  uint64_t bytes = 0;
+  std::filesystem::file_time_type modified{};
+  bool operator==(const InputStamp&) const = default;
+};
+
+InputStamp stamp_of(const std::string& path) {
+  std::error_code ec;
+  const std::filesystem::path p = convert::utf8_path(path);
+  InputStamp s;
+  s.exists = std::filesystem::is_regular_file(p, ec);
+  if (!s.exists) return s;
+  s.bytes = std::filesystem::file_size(p, ec);
+  s.modified = std::filesystem::last_write_time(p, ec);
+  return s;
+}
+
+}  // namespace
+
+struct PlannedSource::Plan {
   ConversionPlan plan;
-  MAGNETAR_TRY(plan_source(source_path, "", &plan));
+  std::vector<std::string> inputs;  // conversion_inputs(source, "", plan)
+  std::vector<InputStamp> stamps;   // of each input, when planned
+
+  bool inputs_unchanged() const {
+    for (size_t i = 0; i < inputs.size(); ++i)
+      if (!(stamp_of(inputs[i]) == stamps[i])) return false;
+    return true;
+  }
+};
+
+namespace {
+
+void summarize(const ConversionPlan& plan, SourceSummary* out) {
+  *out = SourceSummary{};
   out->architecture = plan.architecture;
   out->kind = plan.kind;
   out->family = architecture_display_name(static_cast<Architecture>(plan.header.architecture));
@@ -521,6 +559,32 @@ Status inspect_source(const std::string& source_path, SourceSummary* out) {
       out->n_unblocked_params += n;
     }
   }
+}
+
+}  // namespace
+
+Status inspect_source(const std::string& source_path, SourceSummary* out) {
+  return inspect_source(source_path, out, nullptr);
+}
+
+Status inspect_source(const std::string& source_path, SourceSummary* out, PlannedSource* planned) {
+  *out = SourceSummary{};
+  if (planned != nullptr) *planned = PlannedSource{};
+  auto kept = std::make_shared<PlannedSource::Plan>();
+  // Stamped before reading: a file changed while it is planned counts as changed.
+  kept->inputs = conversion_inputs(source_path, "", kept->plan);
+  for (const std::string& input : kept->inputs) kept->stamps.push_back(stamp_of(input));
+  MAGNETAR_TRY(plan_source(source_path, "", &kept->plan));
+  summarize(kept->plan, out);
+  if (planned == nullptr) return Status::ok();
+  // The plan's own data files (shards, a GGUF file) join the side files stamped above.
+  for (const std::string& input : conversion_inputs(source_path, "", kept->plan))
+    if (std::find(kept->inputs.begin(), kept->inputs.end(), input) == kept->inputs.end()) {
+      kept->inputs.push_back(input);
+      kept->stamps.push_back(stamp_of(input));
+    }
+  planned->plan = std::move(kept);
+  planned->source_path = source_path;
   return Status::ok();
 }
 
@@ -567,17 +631,20 @@ int remove_stale_conversion_files(const std::string& folder) {
   return format::remove_stale_temp_files_in(folder);
 }
 
-Status convert_model(const std::string& source_path, const std::string& out_path,
-                     const ConvertOptions& options) {
+namespace {
+
+Status check_output_path(const std::string& out_path) {
   if (out_path.empty()) return Status::error("no output path given");
   if (convert::is_directory(out_path))
     return Status::error(out_path + ": is a folder; give the model file's path");
   const std::string out_dir = convert::parent_dir(out_path);
   if (!convert::is_directory(out_dir))
     return Status::error(out_path + ": the folder " + out_dir + " does not exist");
-  if (options.on_progress) options.on_progress({0, 0, "reading " + source_path});
-  ConversionPlan plan;
-  MAGNETAR_TRY(plan_source(source_path, options.tokenizer_path, &plan));
+  return Status::ok();
+}
+
+Status convert_plan(const ConversionPlan& plan, const std::string& source_path, const std::string& out_path,
+                    const ConvertOptions& options) {
   OutputTypes types;
   MAGNETAR_TRY(type_choice_for(options.weight_type, plan.keeps_source_types, &types.weights));
   MAGNETAR_TRY(type_choice_for(options.output_weight_type.value_or(options.weight_type), plan.keeps_source_types,
@@ -587,6 +654,24 @@ Status convert_model(const std::string& source_path, const std::string& out_path
       out_path, conversion_inputs(source_path, options.tokenizer_path, plan)));
   if (cancelled(options)) return cancelled_error();
   return run_plan(plan, out_path, types, options);
+}
+
+}  // namespace
+
+Status convert_model(const std::string& source_path, const std::string& out_path,
+                     const ConvertOptions& options) {
+  MAGNETAR_TRY(check_output_path(out_path));
+  if (options.on_progress) options.on_progress({0, 0, "reading " + source_path});
+  ConversionPlan plan;
+  MAGNETAR_TRY(plan_source(source_path, options.tokenizer_path, &plan));
+  return convert_plan(plan, source_path, out_path, options);
+}
+
+Status convert_model(const PlannedSource& source, const std::string& out_path, const ConvertOptions& options) {
+  if (source.plan == nullptr || !options.tokenizer_path.empty() || !source.plan->inputs_unchanged())
+    return convert_model(source.source_path, out_path, options);
+  MAGNETAR_TRY(check_output_path(out_path));
+  return convert_plan(source.plan->plan, source.source_path, out_path, options);
 }
 
 }  // namespace magnetar

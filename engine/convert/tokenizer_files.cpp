@@ -38,8 +38,8 @@ Status build_hf_tokenizer(const std::string& path, const TokenizerConfig& config
   *info = VocabInfo{};
   std::string text;
   MAGNETAR_TRY(read_small_file(path, kMaxTokenizerJsonBytes, &text));
-  json t = json::parse(text, nullptr, false);
-  if (t.is_discarded() || !t.is_object()) return Status::error(path + ": malformed JSON");
+  json t;
+  MAGNETAR_TRY(parse_json_object(text, path, &t));
   text.clear();
   text.shrink_to_fit();
   if (auto added = t.find("added_tokens"); added != t.end() && added->is_array()) {
@@ -52,8 +52,8 @@ Status build_hf_tokenizer(const std::string& path, const TokenizerConfig& config
   }
   bool clean_up = false;
   if (!config.text.empty()) {
-    json c = json::parse(config.text, nullptr, false);
-    if (c.is_object() && c.contains("clean_up_tokenization_spaces") && c["clean_up_tokenization_spaces"].is_boolean())
+    json c;  // already checked when it was read (parse_tokenizer_config); unreadable: the default
+    if (parse_json_object(config.text, "tokenizer_config.json", &c).is_ok() && c.contains("clean_up_tokenization_spaces") && c["clean_up_tokenization_spaces"].is_boolean())
       clean_up = c["clean_up_tokenization_spaces"].get<bool>();
   }
   tok::HfTokenizer built;

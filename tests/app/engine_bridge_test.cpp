@@ -161,6 +161,30 @@ TEST_F(EngineBridgeTest, InspectsASourceOnTheEngineThread) {
   EXPECT_FALSE(events.back().text_view().empty());
 }
 
+// The drop flow: inspect, then convert the same source (the bridge converts the inspected plan,
+// issue 14) — the result is the file converting the path directly gives.
+TEST_F(EngineBridgeTest, ConvertsTheSourceItInspected) {
+  MAGNETAR_REQUIRE_TESTDATA("stories260K-hf/f32");
+  EngineCommand inspect;
+  inspect.kind = EngineCommand::Kind::Inspect;
+  inspect.request_id = next_id_++;
+  inspect.path = test::testdata_path("stories260K-hf/f32");
+  auto events = run(inspect, {EventKind::SourceInspected, EventKind::InspectFailed});
+  ASSERT_EQ(events.back().kind, EventKind::SourceInspected) << events.back().text_view();
+  EngineCommand convert;
+  convert.kind = EngineCommand::Kind::Convert;
+  convert.request_id = next_id_++;
+  convert.path = inspect.path;
+  convert.out_path = dir_ + "/inspected.mgn";
+  convert.weight_type = WeightType::Q8_0;
+  events = run(convert, {EventKind::ConvertDone, EventKind::ConvertFailed});
+  ASSERT_EQ(events.back().kind, EventKind::ConvertDone) << events.back().text_view();
+  ConvertOptions options;
+  options.weight_type = WeightType::Q8_0;
+  ASSERT_TRUE(convert_model(inspect.path, dir_ + "/direct.mgn", options).is_ok());
+  EXPECT_EQ(test::read_file(dir_ + "/inspected.mgn"), test::read_file(dir_ + "/direct.mgn"));
+}
+
 TEST_F(EngineBridgeTest, LoadsWithTheKvCacheTypeAsked) {
   MAGNETAR_REQUIRE_TESTDATA("stories260K-hf/f32");
   convert_and_load(KvType::F32);

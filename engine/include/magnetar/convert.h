@@ -5,6 +5,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -93,7 +94,18 @@ struct SourceSummary {
   bool llama_70b_shape = false;     // 80-layer grouped-query Llama: a mix gives attn_v more bits
 };
 
+// A source inspect_source has read and planned, so that converting it right after (the app's
+// drop dialog: inspect, the user picks a type, convert) does not read and plan it again. It keeps
+// the size and modification time of every input file: convert_model plans again if one changed.
+struct PlannedSource {
+  struct Plan;                       // the engine's; opaque here
+  std::shared_ptr<const Plan> plan;  // null: nothing planned
+  std::string source_path;
+};
+
 Status inspect_source(const std::string& source_path, SourceSummary* out);
+// The same, keeping the plan in *planned for convert_model.
+Status inspect_source(const std::string& source_path, SourceSummary* out, PlannedSource* planned);
 // Size in bytes of the model file a conversion with `options` (weight_type, output_weight_type)
 // would produce: an upper bound, at most 63 bytes per tensor above the real size (padding).
 uint64_t predicted_model_file_bytes(const SourceSummary& summary, const ConvertOptions& options);
@@ -102,6 +114,9 @@ uint64_t predicted_model_file_bytes(const SourceSummary& summary, WeightType typ
 
 Status convert_model(const std::string& source_path, const std::string& out_path,
                      const ConvertOptions& options);
+// Converts a source inspect_source planned, without planning it again unless an input file
+// changed since (or options.tokenizer_path is set: the plan was made without one).
+Status convert_model(const PlannedSource& source, const std::string& out_path, const ConvertOptions& options);
 // Removes "<name>.tmp-<pid>" files in `folder` whose converting process is gone (killed with
 // SIGKILL, a power cut); a running conversion's file stays. Returns how many were removed.
 // convert_model does this for its own output; the app runs it over its model library at start.
