@@ -35,7 +35,8 @@ struct Fonts {
 struct DropDialog {
   bool open = false, just_opened = false;
   std::string source;  // folder or checkpoint
-  int weight_type = -1;  // index into kWeightTypes; -1: recommended_weight_type once inspected
+  int weight_type = -1;  // index into the dialog's choices (kStoredTypes first for a GGUF file, then
+                         // kWeightTypes); -1: the recommended one once inspected
   std::string out_path;  // the file being made; the dialog closes once it is loaded
 };
 
@@ -138,6 +139,10 @@ inline constexpr WeightTypeChoice kWeightTypes[] = {
     {WeightType::Q4_K_M, "Q4_K_M", "4.8-bit mix: 30% of F16, close answers; fast"},
     {WeightType::Q4_0, "Q4_0", "4-bit: 28% of F16, noticeably rougher"},
 };
+// A GGUF file's own per-tensor types, copied without requantizing: the drop dialog offers it
+// first, pre-selected, for sources that have types of their own.
+inline constexpr WeightTypeChoice kStoredTypes = {WeightType::Auto, "As stored",
+                                                  "the file's own types, copied as they are"};
 
 struct KvTypeChoice {
   KvType type;
