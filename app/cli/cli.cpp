@@ -148,6 +148,19 @@ int usage_error(const Command& command, const std::string& message) {
   return 2;
 }
 
+int parse_command_line(const Command& command, const std::vector<std::string>& argv,
+                       const std::vector<std::string>& value_options, const std::vector<std::string>& flags,
+                       bool takes_positional, Args* out) {
+  *out = Args(argv, value_options);
+  if (!out->ok()) return usage_error(command, out->error());
+  std::vector<std::string> known = value_options;
+  known.insert(known.end(), flags.begin(), flags.end());
+  if (std::string bad = out->unknown_option(known); !bad.empty()) return usage_error(command, "unknown option " + bad);
+  if (!takes_positional && !out->positional().empty())
+    return usage_error(command, "unexpected argument " + out->positional()[0]);
+  return 0;
+}
+
 bool parse_int_list(const std::string& text, std::vector<int>* out, int min, int max) {
   out->clear();
   size_t pos = 0;

@@ -27,6 +27,7 @@ class Args {
  public:
   // value_options: options that take a value (e.g. {"-m", "--model", "-n"}); others are flags.
   Args(const std::vector<std::string>& args, const std::vector<std::string>& value_options);
+  Args() = default;
   bool ok() const { return error_.empty(); }
   const std::string& error() const { return error_; }
   bool has(const std::string& name) const;
@@ -52,6 +53,12 @@ class Args {
 
 // Prints "magnetar-cli <command>: <message>" and the command's usage to stderr; returns 2.
 int usage_error(const Command& command, const std::string& message);
+// The start every command shares: parses argv into *out (value_options take a value, flags do
+// not) and refuses a malformed line, an option in neither list, and any positional argument
+// unless takes_positional (the command then checks them). Returns 0, or usage_error's exit code.
+int parse_command_line(const Command& command, const std::vector<std::string>& argv,
+                       const std::vector<std::string>& value_options, const std::vector<std::string>& flags,
+                       bool takes_positional, Args* out);
 // A whole decimal integer, without overflow (strtoll saturates; this refuses); false otherwise.
 bool parse_integer(const std::string& text, int64_t* out);
 // Comma-separated integers in [min, max] ("1,2,3"); false on anything else.

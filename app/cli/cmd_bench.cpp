@@ -184,13 +184,10 @@ int run_bench(const std::vector<std::string>& argv) {
   const std::vector<std::string> value_options = {"-m", "--model", "--threads", "--reps",
                                                   "--prompts", "--gen", "--kernels", "--load", "--kv",
                                                   "--layout", "--idle-seconds", "--json-file"};
-  Args args(argv, value_options);
-  if (!args.ok()) return usage_error(kBench, args.error());
-  std::vector<std::string> known = value_options;
-  known.insert(known.end(), {"--json", "--cached-ceiling", "--ceiling-only", "--tune"});
-  if (std::string bad = args.unknown_option(known); !bad.empty())
-    return usage_error(kBench, "unknown option " + bad);
-  if (!args.positional().empty()) return usage_error(kBench, "unexpected " + args.positional()[0]);
+  Args args;
+  if (int bad = parse_command_line(kBench, argv, value_options,
+                                   {"--json", "--cached-ceiling", "--ceiling-only", "--tune"}, false, &args))
+    return bad;
   const std::string model_path = args.get({"-m", "--model"});
   if (args.has("--ceiling-only")) return run_ceiling_only(args.has("--json"));
   if (args.has("--tune") && args.has("--layout"))

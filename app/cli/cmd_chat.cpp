@@ -63,13 +63,8 @@ int chat_command(const std::vector<std::string>& argv) {
   std::vector<std::string> value_options = kModelValueOptions;
   value_options.insert(value_options.end(), kSamplerValueOptions.begin(), kSamplerValueOptions.end());
   value_options.insert(value_options.end(), {"--system", "-n"});
-  Args args(argv, value_options);
-  if (!args.ok()) return usage_error(kChat, args.error());
-  std::vector<std::string> known = value_options;
-  known.push_back("--context-shift");
-  if (std::string bad = args.unknown_option(known); !bad.empty())
-    return usage_error(kChat, "unknown option " + bad);
-  if (!args.positional().empty()) return usage_error(kChat, "unexpected argument " + args.positional()[0]);
+  Args args;
+  if (int bad = parse_command_line(kChat, argv, value_options, {"--context-shift"}, false, &args)) return bad;
   int64_t n = 512;
   std::string error;
   if (!args.get_int({"-n"}, 1, kMaxContext, &n, &error)) return usage_error(kChat, error);

@@ -1,4 +1,4 @@
-// `magnetar-cli convert SRC OUT [--dtype auto|f32|f16|q8_0|q4_0] ...`: a Hugging Face folder, a
+// `magnetar-cli convert SRC OUT [--dtype auto|f32|f16|q8_0|q6_k|q5_k_m|q4_k_m|...] ...`: a Hugging Face folder, a
 // GGUF file or a llama2.c checkpoint to a Magnetar model file. Shows a progress bar on a terminal and plain
 // progress lines otherwise; Ctrl-C cancels cleanly (nothing is left behind).
 #include <atomic>
@@ -13,17 +13,19 @@ namespace magnetar::cli {
 namespace {
 
 const char kUsage[] =
-    "magnetar-cli convert SRC OUT [--dtype auto|f32|f16|q8_0|q4_0] [--output-dtype TYPE]\n"
-    "                             [--tokenizer PATH]\n"
+    "magnetar-cli convert SRC OUT [--dtype TYPE] [--output-dtype TYPE] [--tokenizer PATH]\n"
     "  SRC   a Hugging Face model folder (config.json, *.safetensors, tokenizer.model or\n"
     "        tokenizer.json), a GGUF file (.gguf), or a llama2.c checkpoint (.bin)\n"
     "  OUT   the Magnetar model file to write (replaced atomically when done)\n"
     "  --dtype TYPE       type of the weight matrices: auto (default: a GGUF file's tensors keep\n"
-    "                     their types, K-quants included; f16 for other sources), f32, f16, q8_0\n"
-    "                     or q4_0; norms stay f32, and with q8_0/q4_0 matrices whose rows are\n"
-    "                     not whole 32-blocks stay f16 (`info` lists them)\n"
+    "                     their types, K-quants included; f16 for other sources), one of\n"
+    "                     f32, f16, q8_0, q6_k, q5_k, q5_1, q5_0, q4_k, q4_0 (every matrix), or\n"
+    "                     llama.cpp's mixes q5_k_m / q4_k_m (q4_k_m: Q4_K with a Q6_K LM head and\n"
+    "                     Q6_K attn_v / ffn_down in some layers; docs/MODEL_FORMAT.md). Norms stay\n"
+    "                     f32; rows that are not whole blocks fall back (q4_k -> q5_0, q5_k ->\n"
+    "                     q5_1, q6_k -> q8_0, then f16 when not whole 32-blocks; `info` lists them)\n"
     "  --output-dtype TYPE  type of the embedding table and LM head (tok_embeddings, output):\n"
-    "                     auto, f32, f16, q8_0 or q4_0 (default: as --dtype)\n"
+    "                     any --dtype TYPE (default: as --dtype)\n"
     "  --tokenizer PATH   llama2.c only: tokenizer.model or tok*.bin (default: found beside SRC)";
 
 std::string megabytes(uint64_t bytes) {
@@ -40,10 +42,8 @@ const CommandRegistration kRegistration(kCommand);
 
 int run_convert(const std::vector<std::string>& raw_args) {
   const std::vector<std::string> value_options = {"--dtype", "--output-dtype", "--tokenizer"};
-  Args args(raw_args, value_options);
-  if (!args.ok()) return usage_error(kCommand, args.error());
-  if (std::string u = args.unknown_option(value_options); !u.empty())
-    return usage_error(kCommand, "unknown option " + u);
+  Args args;
+  if (int bad = parse_command_line(kCommand, raw_args, value_options, {}, true, &args)) return bad;
   if (args.positional().size() != 2) return usage_error(kCommand, "needs SRC and OUT");
   const std::string& source = args.positional()[0];
   const std::string& out = args.positional()[1];
@@ -51,12 +51,13 @@ int run_convert(const std::vector<std::string>& raw_args) {
   ConvertOptions options;
   const std::string dtype = args.get({"--dtype"}, "auto");
   if (!parse_weight_type(dtype, &options.weight_type))
-    return usage_error(kCommand, "--dtype must be auto, f32, f16, q8_0 or q4_0, not '" + dtype + "'");
+    return usage_error(kCommand, std::string("--dtype must be auto or one of ") + convertible_weight_type_names() +
+                                     ", not '" + dtype + "'");
   if (const std::string output_dtype = args.get({"--output-dtype"}); !output_dtype.empty()) {
     WeightType type;
     if (!parse_weight_type(output_dtype, &type))
-      return usage_error(kCommand,
-                         "--output-dtype must be auto, f32, f16, q8_0 or q4_0, not '" + output_dtype + "'");
+      return usage_error(kCommand, std::string("--output-dtype must be auto or one of ") +
+                                       convertible_weight_type_names() + ", not '" + output_dtype + "'");
     options.output_weight_type = type;
   }
   options.tokenizer_path = args.get({"--tokenizer"});

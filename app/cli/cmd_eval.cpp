@@ -142,12 +142,8 @@ int compare_command(const Args& args, const std::string& reference_path) {
 int eval_command(const std::vector<std::string>& argv) {
   std::vector<std::string> value_options = kModelValueOptions;
   value_options.insert(value_options.end(), {"--tokens", "--logits", "--compare", "--text-file"});
-  std::vector<std::string> known = value_options;
-  known.push_back("--json");
-  Args args(argv, value_options);
-  if (!args.ok()) return usage_error(kEval, args.error());
-  if (std::string bad = args.unknown_option(known); !bad.empty())
-    return usage_error(kEval, "unknown option " + bad);
+  Args args;
+  if (int bad = parse_command_line(kEval, argv, value_options, {"--json"}, true, &args)) return bad;
   if (const std::string reference = args.get({"--compare"}); !reference.empty())
     return compare_command(args, reference);
   if (args.has("--text-file") || args.has("--json"))

@@ -75,12 +75,8 @@ std::string describe_layouts(const ModelInfo& i) {
 
 int info_command(const std::vector<std::string>& argv) {
   std::vector<std::string> value_options = kModelValueOptions;
-  Args args(argv, value_options);
-  if (!args.ok()) return usage_error(kInfo, args.error());
-  std::vector<std::string> known = value_options;
-  known.push_back("--tensors");
-  if (std::string bad = args.unknown_option(known); !bad.empty())
-    return usage_error(kInfo, "unknown option " + bad);
+  Args args;
+  if (int bad = parse_command_line(kInfo, argv, value_options, {"--tensors"}, true, &args)) return bad;
   int exit_code = 0;
   std::unique_ptr<Model> model;
   if (!load_model_from_args(kInfo, args, &model, &exit_code)) return exit_code;

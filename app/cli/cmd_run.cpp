@@ -31,13 +31,10 @@ int run_command(const std::vector<std::string>& argv) {
   std::vector<std::string> value_options = kModelValueOptions;
   value_options.insert(value_options.end(), kSamplerValueOptions.begin(), kSamplerValueOptions.end());
   for (const char* o : {"-p", "--prompt", "--tokens", "-n"}) value_options.push_back(o);
-  Args args(argv, value_options);
-  if (!args.ok()) return usage_error(kRun, args.error());
-  std::vector<std::string> known = value_options;
-  known.insert(known.end(), {"--print-ids", "--no-stop", "--no-special"});
-  if (std::string bad = args.unknown_option(known); !bad.empty())
-    return usage_error(kRun, "unknown option " + bad);
-  if (!args.positional().empty()) return usage_error(kRun, "unexpected argument " + args.positional()[0]);
+  Args args;
+  if (int bad = parse_command_line(kRun, argv, value_options, {"--print-ids", "--no-stop", "--no-special"}, false,
+                                   &args))
+    return bad;
   const bool has_text = args.has("-p") || args.has("--prompt");
   if (has_text == args.has("--tokens")) return usage_error(kRun, "give exactly one of -p TEXT or --tokens IDS");
   int64_t n = 256;

@@ -12,29 +12,32 @@ namespace {
 int run_synth(const std::vector<std::string>& argv);
 
 const char* kUsage =
-    "magnetar-cli synth --like gemma-2b|gemma-7b|llama-2-7b|tinyllama-1.1b|stories15M\n"
-    "                   [--dtype f16|f32|q8_0|q4_0] [--seed S] OUT\n"
+    "magnetar-cli synth --like NAME [--dtype TYPE] [--seed S] [--layers N] OUT\n"
+    "  NAME: gemma-2b, gemma-7b, llama-2-7b, tinyllama-1.1b, llama-3.2-1b, llama-3.1-8b,\n"
+    "        qwen2.5-1.5b, qwen3-1.7b, gemma-3-1b, phi-3.5-mini, stories15M\n"
     "  Writes OUT, a model file with exactly that model's architecture, hyperparameters and\n"
-    "  tensor shapes, filled with seeded uniform random weights (default f16, seed 0; q8_0/q4_0\n"
-    "  quantize them with the GGML quantizers, embedding table included).\n"
+    "  tensor shapes, filled with seeded uniform random weights (default f16, seed 0). TYPE is\n"
+    "  any type `convert --dtype` takes but auto: quantized types quantize every matrix,\n"
+    "  embedding table included; q4_k_m / q5_k_m choose per tensor as `convert` does.\n"
     "  It produces NOISE, not a language model: it exists to measure speed (decode and prefill\n"
     "  depend only on shapes and types), e.g. `magnetar-cli bench -m OUT`.\n"
-    "  Sizes: gemma-2b f16 ~5.0 GB, gemma-7b f16 ~17 GB, llama-2-7b f16 ~13.5 GB.";
+    "  --layers N: keep only the first N layers (a small file that runs the model's shapes end to\n"
+    "  end; benchmarks need every layer).\n"
+    "  Sizes (f16): gemma-2b ~5.0 GB, gemma-7b ~17 GB, llama-2-7b ~13.5 GB, llama-3.2-1b ~2.5 GB,\n"
+    "  llama-3.1-8b ~16 GB, qwen2.5-1.5b ~3.1 GB, qwen3-1.7b ~3.4 GB, gemma-3-1b ~2.0 GB,\n"
+    "  phi-3.5-mini ~7.6 GB.";
 
 const Command kSynth = {"synth", "write a random-weight model with a known model's shapes (noise)",
                         kUsage, run_synth};
 
 int run_synth(const std::vector<std::string>& argv) {
-  Args args(argv, {"--like", "--dtype", "--seed"});
-  if (!args.ok()) return usage_error(kSynth, args.error());
-  if (std::string bad = args.unknown_option({"--like", "--dtype", "--seed"}); !bad.empty())
-    return usage_error(kSynth, "unknown option " + bad);
+  Args args;
+  if (int bad = parse_command_line(kSynth, argv, {"--like", "--dtype", "--seed", "--layers"}, {}, true, &args)) return bad;
   if (args.positional().size() != 1) return usage_error(kSynth, "give exactly one output path");
   const std::string out_path = args.positional()[0];
 
   const std::string like = args.get({"--like"});
-  const uint64_t n_params = synthetic_parameter_count(like);
-  if (n_params == 0) {
+  if (synthetic_parameter_count(like) == 0) {
     std::string names;
     for (const auto& name : synthetic_model_names()) names += (names.empty() ? "" : ", ") + name;
     return usage_error(kSynth, (like.empty() ? std::string("--like is required") :
@@ -44,11 +47,16 @@ int run_synth(const std::vector<std::string>& argv) {
   SynthOptions options;
   const std::string dtype = args.get({"--dtype"}, "f16");
   if (!parse_weight_type(dtype, &options.weight_type))
-    return usage_error(kSynth, "--dtype is f16, f32, q8_0 or q4_0");
+    return usage_error(kSynth, std::string("--dtype is one of ") + convertible_weight_type_names());
   int64_t seed = 0;
   if (std::string error; !args.get_int({"--seed"}, 0, INT64_MAX, &seed, &error))
     return usage_error(kSynth, error);
   options.seed = static_cast<uint64_t>(seed);
+  int64_t layers = 0;
+  if (std::string error; !args.get_int({"--layers"}, 0, 1 << 16, &layers, &error)) return usage_error(kSynth, error);
+  options.n_layers = static_cast<int>(layers);
+  const uint64_t n_params = synthetic_parameter_count(like, options.n_layers);
+  if (n_params == 0) return usage_error(kSynth, like + " has fewer than " + std::to_string(layers) + " layers");
 
   int last_percent = -1;
   options.on_progress = [&](uint64_t done, uint64_t total) {
@@ -66,7 +74,9 @@ int run_synth(const std::vector<std::string>& argv) {
     return 1;
   }
   std::cerr << "\r";
-  std::cout << "wrote " << out_path << ": " << like << "-shaped, " << dtype << ", "
+  std::cout << "wrote " << out_path << ": " << like << "-shaped"
+            << (options.n_layers > 0 ? " (layers kept: " + std::to_string(options.n_layers) + ")" : std::string())
+            << ", " << dtype << ", "
             << n_params << " parameters, " << bytes << " bytes in "
             << monotonic_seconds() - t0 << " s (random weights: noise, not a language model)\n";
   return 0;

@@ -26,11 +26,9 @@ const CommandRegistration kRegistration(kTemplate);
 
 int template_command(const std::vector<std::string>& argv) {
   const std::vector<std::string> value_options = {"-m", "--model", "--tokenizer-config", "--messages"};
-  std::vector<std::string> known = value_options;
-  known.insert(known.end(), {"--add-generation-prompt", "--ids"});
-  Args args(argv, value_options);
-  if (!args.ok()) return usage_error(kTemplate, args.error());
-  if (std::string bad = args.unknown_option(known); !bad.empty()) return usage_error(kTemplate, "unknown option " + bad);
+  Args args;
+  if (int bad = parse_command_line(kTemplate, argv, value_options, {"--add-generation-prompt", "--ids"}, true, &args))
+    return bad;
   TemplateRequest request;
   request.model_path = args.get({"-m", "--model"});
   request.tokenizer_config_path = args.get({"--tokenizer-config"});

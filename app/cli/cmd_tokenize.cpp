@@ -50,13 +50,9 @@ std::string printable(std::string_view s) {
 int tokenize_command(const std::vector<std::string>& argv) {
   const std::vector<std::string> value_options = {"-m", "--model", "--tokenizer", "-p", "--prompt",
                                                   "--text-file", "--decode"};
-  Args args(argv, value_options);
-  if (!args.ok()) return usage_error(kTokenize, args.error());
-  std::vector<std::string> known = value_options;
-  known.insert(known.end(), {"--ids-only", "--no-special"});
-  if (std::string bad = args.unknown_option(known); !bad.empty())
-    return usage_error(kTokenize, "unknown option " + bad);
-  if (!args.positional().empty()) return usage_error(kTokenize, "unexpected argument " + args.positional()[0]);
+  Args args;
+  if (int bad = parse_command_line(kTokenize, argv, value_options, {"--ids-only", "--no-special"}, false, &args))
+    return bad;
   const std::string model = args.get({"-m", "--model"}), file = args.get({"--tokenizer"});
   if (model.empty() == file.empty()) return usage_error(kTokenize, "give exactly one of -m MODEL or --tokenizer FILE");
   const int inputs = int(args.has("-p") || args.has("--prompt")) + int(args.has("--text-file")) + int(args.has("--decode"));

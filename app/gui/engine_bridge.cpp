@@ -259,7 +259,7 @@ void EngineBridge::load(const EngineCommand& command) {
 void EngineBridge::inspect(const EngineCommand& command) {
   // Reads config.json and the tensor headers: milliseconds to a second.
   SourceSummary summary;
-  if (Status status = inspect_source(command.path, &summary); !status) {
+  if (Status status = inspect_source(command.path, &summary, &planned_); !status) {
     emit_simple(EventKind::InspectFailed, command.request_id, status.message());
     return;
   }
@@ -285,7 +285,11 @@ void EngineBridge::convert(const EngineCommand& command) {
                 static_cast<int64_t>(p.bytes_done), static_cast<int64_t>(p.bytes_total));
   };
   const double started = seconds_now();
-  Status status = convert_model(command.path, command.out_path, options);
+  // The drop dialog inspected this source just before: its plan is reused once.
+  PlannedSource planned = std::move(planned_);
+  planned_ = PlannedSource{};
+  Status status = planned.source_path == command.path ? convert_model(planned, command.out_path, options)
+                                                      : convert_model(command.path, command.out_path, options);
   if (!status) {
     emit_simple(EventKind::ConvertFailed, command.request_id,
                 cancel_flag_.load() ? std::string("cancelled") : status.message());

@@ -110,6 +110,9 @@ class EngineBridge {
   // Engine thread only.
   std::unique_ptr<Model> model_;
   std::unique_ptr<Session> session_;
+  // The last inspected source's plan: converting that source right after reuses it instead of
+  // reading and planning the folder or GGUF file again (convert_model replans if a file changed).
+  PlannedSource planned_;
   std::thread thread_;
   // The bandwidth probe (seconds on first start, then cached) runs beside the engine thread so
   // it never delays loading a model.

@@ -19,6 +19,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cfloat>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -28,6 +29,7 @@
 #include <thread>
 
 #include "core/frame_pacing.h"
+#include "core/input_trickle.h"
 #include "core/settings_file.h"
 #include "core/text_util.h"
 #include "magnetar/convert.h"
@@ -75,16 +77,17 @@ void HandleDroppedPath(UiState& ui, const std::string& path) {
 namespace {
 
 // What the window system delivered since the last frame (GLFW callbacks run inside
-// glfwWaitEventsTimeout on the UI thread). ImGui's backend installs its callbacks after these
-// and calls them first, so both see every event.
+// glfwWaitEventsTimeout on the UI thread). Keys, characters, mouse buttons, moves and scrolling
+// wait in `events` and reach ImGui's backend a frame's worth at a time (InputTrickle), so a key
+// tap or a click shorter than a slow frame is still seen; focus and cursor enter/leave go to the
+// backend at once.
 struct WindowInbox {
   std::vector<std::string> drops;
+  InputTrickle events;
   bool input = false;    // keys, characters, clicks, scrolling, focus, resize, expose: draw at once
   bool pointer = false;  // the mouse moved (paced while the engine works)
   ImeGuard ime;
-  bool enter_confirmed_composition = false;
   // Double-clicks timed when the presses arrive, not per frame (see DoubleClicked in ui.h).
-  bool double_clicked = false;
   double last_press_time = -1, last_press_x = 0, last_press_y = 0;
 };
 
@@ -96,56 +99,86 @@ void on_drop(GLFWwindow* window, int count, const char** paths) {
   inbox.input = true;
 }
 
-void on_key(GLFWwindow* window, int key, int /*scancode*/, int action, int mods) {
+void on_key(GLFWwindow* window, int key, int scancode, int action, int mods) {
   WindowInbox& inbox = inbox_of(window);
   inbox.input = true;
-  if (action == GLFW_RELEASE) return;
-  if (key == GLFW_KEY_ENTER || key == GLFW_KEY_KP_ENTER) {
-    if (!inbox.ime.on_enter()) inbox.enter_confirmed_composition = true;
-    return;
+  InputEvent event{InputEvent::Kind::Key, key, action, scancode, mods};
+  if (action != GLFW_RELEASE) {
+    if (key == GLFW_KEY_ENTER || key == GLFW_KEY_KP_ENTER) {
+      event.flag = !inbox.ime.on_enter();  // this Enter confirmed a composition
+    } else {
+      // Keys that type a character on the main block (the keypad types nothing with NumLock off).
+      const bool plain = !(mods & (GLFW_MOD_CONTROL | GLFW_MOD_ALT | GLFW_MOD_SUPER));
+      inbox.ime.on_key_press(plain && key >= GLFW_KEY_SPACE && key <= GLFW_KEY_WORLD_2, key == GLFW_KEY_ESCAPE);
+    }
   }
-  // Keys that type a character on the main block (the keypad types nothing with NumLock off).
-  const bool plain = !(mods & (GLFW_MOD_CONTROL | GLFW_MOD_ALT | GLFW_MOD_SUPER));
-  inbox.ime.on_key_press(plain && key >= GLFW_KEY_SPACE && key <= GLFW_KEY_WORLD_2, key == GLFW_KEY_ESCAPE);
+  inbox.events.push(event);
 }
 
-void on_char(GLFWwindow* window, unsigned int /*codepoint*/) {
+void on_char(GLFWwindow* window, unsigned int codepoint) {
   WindowInbox& inbox = inbox_of(window);
   inbox.ime.on_char();
   inbox.input = true;
+  inbox.events.push(InputEvent{InputEvent::Kind::Char, static_cast<int>(codepoint)});
 }
 
 void on_window_input(GLFWwindow* window) { inbox_of(window).input = true; }
 
-void on_mouse_button(GLFWwindow* window, int button, int action, int /*mods*/) {
+void on_mouse_button(GLFWwindow* window, int button, int action, int mods) {
   WindowInbox& inbox = inbox_of(window);
   inbox.input = true;
-  if (button != GLFW_MOUSE_BUTTON_LEFT || action != GLFW_PRESS) return;
-  constexpr double kDoubleClickSeconds = 0.5;  // Windows' default
-  constexpr double kDoubleClickPixels = 6;
-  double x = 0, y = 0;
-  glfwGetCursorPos(window, &x, &y);
-  const double now = glfwGetTime();
-  if (inbox.last_press_time >= 0 && now - inbox.last_press_time <= kDoubleClickSeconds &&
-      std::abs(x - inbox.last_press_x) <= kDoubleClickPixels && std::abs(y - inbox.last_press_y) <= kDoubleClickPixels) {
-    inbox.double_clicked = true;
-    inbox.last_press_time = -1;  // a third press starts a new pair
-    return;
+  InputEvent event{InputEvent::Kind::MouseButton, button, action, 0, mods};
+  if (button == GLFW_MOUSE_BUTTON_LEFT && action == GLFW_PRESS) {
+    constexpr double kDoubleClickSeconds = 0.5;  // Windows' default
+    constexpr double kDoubleClickPixels = 6;
+    double x = 0, y = 0;
+    glfwGetCursorPos(window, &x, &y);
+    const double now = glfwGetTime();
+    if (inbox.last_press_time >= 0 && now - inbox.last_press_time <= kDoubleClickSeconds &&
+        std::abs(x - inbox.last_press_x) <= kDoubleClickPixels && std::abs(y - inbox.last_press_y) <= kDoubleClickPixels) {
+      event.flag = true;           // this press completed a double-click
+      inbox.last_press_time = -1;  // a third press starts a new pair
+    } else {
+      inbox.last_press_time = now;
+      inbox.last_press_x = x;
+      inbox.last_press_y = y;
+    }
   }
-  inbox.last_press_time = now;
-  inbox.last_press_x = x;
-  inbox.last_press_y = y;
+  inbox.events.push(event);
 }
 
+void on_scroll(GLFWwindow* window, double x, double y) {
+  InputEvent event{InputEvent::Kind::Scroll};
+  event.x = x;
+  event.y = y;
+  inbox_of(window).events.push(event);
+  on_window_input(window);
+}
+
+void on_cursor_pos(GLFWwindow* window, double x, double y) {
+  InputEvent event{InputEvent::Kind::MouseMove};
+  event.x = x;
+  event.y = y;
+  inbox_of(window).events.push(event);
+  inbox_of(window).pointer = true;
+}
+
+// ImGui's backend is initialised without callbacks of its own: these hand it every event.
 void install_input_callbacks(GLFWwindow* window) {
   glfwSetDropCallback(window, on_drop);
   glfwSetKeyCallback(window, on_key);
   glfwSetCharCallback(window, on_char);
   glfwSetMouseButtonCallback(window, on_mouse_button);
-  glfwSetScrollCallback(window, [](GLFWwindow* w, double, double) { on_window_input(w); });
-  glfwSetCursorPosCallback(window, [](GLFWwindow* w, double, double) { inbox_of(w).pointer = true; });
-  glfwSetCursorEnterCallback(window, [](GLFWwindow* w, int) { inbox_of(w).pointer = true; });
-  glfwSetWindowFocusCallback(window, [](GLFWwindow* w, int) { on_window_input(w); });
+  glfwSetScrollCallback(window, on_scroll);
+  glfwSetCursorPosCallback(window, on_cursor_pos);
+  glfwSetCursorEnterCallback(window, [](GLFWwindow* w, int entered) {
+    ImGui_ImplGlfw_CursorEnterCallback(w, entered);
+    inbox_of(w).pointer = true;
+  });
+  glfwSetWindowFocusCallback(window, [](GLFWwindow* w, int focused) {
+    ImGui_ImplGlfw_WindowFocusCallback(w, focused);
+    on_window_input(w);
+  });
   glfwSetWindowRefreshCallback(window, on_window_input);
   glfwSetFramebufferSizeCallback(window, [](GLFWwindow* w, int, int) { on_window_input(w); });
   glfwSetWindowContentScaleCallback(window, [](GLFWwindow* w, float, float) { on_window_input(w); });
@@ -161,6 +194,45 @@ void keep_software_rendering_on_the_ui_thread() {
 #else
   setenv("LP_NUM_THREADS", "0", /*overwrite=*/0);
 #endif
+}
+
+// Replays one frame's share of the queued input into ImGui's backend, as its own callbacks would
+// have; returns what the app's own per-frame flags need from those events.
+struct FrameInput {
+  bool enter_confirmed_composition = false;
+  bool double_clicked = false;
+};
+FrameInput replay_input(GLFWwindow* window, InputTrickle& trickle, std::vector<InputEvent>* scratch) {
+  FrameInput result;
+  trickle.take_frame(scratch);
+  for (const InputEvent& e : *scratch) {
+    switch (e.kind) {
+      case InputEvent::Kind::Key:
+        ImGui_ImplGlfw_KeyCallback(window, e.code, e.scancode, e.action, e.mods);
+        result.enter_confirmed_composition |= e.flag;
+        break;
+      case InputEvent::Kind::Char:
+        ImGui_ImplGlfw_CharCallback(window, static_cast<unsigned int>(e.code));
+        break;
+      case InputEvent::Kind::MouseButton:
+        ImGui_ImplGlfw_MouseButtonCallback(window, e.code, e.action, e.mods);
+        result.double_clicked |= e.flag;
+        break;
+      case InputEvent::Kind::Scroll: ImGui_ImplGlfw_ScrollCallback(window, e.x, e.y); break;
+      case InputEvent::Kind::MouseMove: break;  // applied after the backend's NewFrame (below)
+    }
+  }
+  return result;
+}
+
+// ImGui 1.86's backend reads the buttons and the cursor as they are now; the frame shows them as
+// the events replayed so far left them.
+void apply_mouse_state(const InputTrickle& trickle) {
+  ImGuiIO& io = ImGui::GetIO();
+  for (int b = 0; b < IM_ARRAYSIZE(io.MouseDown); ++b) io.MouseDown[b] = trickle.button_down(b);
+  const bool cursor_known = io.MousePos.x != -FLT_MAX;  // the backend's "not over the window"
+  if (cursor_known && trickle.has_position())
+    io.MousePos = ImVec2(static_cast<float>(trickle.mouse_x()), static_cast<float>(trickle.mouse_y()));
 }
 
 double seconds_now() {
@@ -294,7 +366,7 @@ int run(int argc, char** argv) {
   SetWindowIcon(window);
   WindowInbox inbox;
   glfwSetWindowUserPointer(window, &inbox);
-  install_input_callbacks(window);  // before ImGui's backend, which chains to them
+  install_input_callbacks(window);  // they feed ImGui's backend (initialised below without its own)
 
   float scale_x = 1, scale_y = 1;
   glfwGetWindowContentScale(window, &scale_x, &scale_y);
@@ -312,7 +384,7 @@ int run(int argc, char** argv) {
   UiState ui;
   ui.scale = scale;
   ui.fonts = LoadFonts(scale);
-  ImGui_ImplGlfw_InitForOpenGL(window, true);
+  ImGui_ImplGlfw_InitForOpenGL(window, /*install_callbacks=*/false);  // ours replay into it
   ImGui_ImplOpenGL3_Init("#version 330 core");
 
   // Data: chats, settings, converted models.
@@ -347,30 +419,36 @@ int run(int argc, char** argv) {
   const char* frame_stats_path = std::getenv("MAGNETAR_FRAME_STATS");
   FramePacer pacer;
   FrameRecorder generation_frames;
+  std::vector<InputEvent> input_scratch;
   int settle_frames = 3;  // ImGui needs a frame or two after input to settle hover and key states
   double last_frame = 0;
   while (!glfwWindowShouldClose(window)) {
     // Sleep until a frame is due. Whatever arrives meanwhile (input, an engine wake-up) is
-    // handled inside glfwWaitEventsTimeout and may bring the frame forward.
+    // handled inside glfwWaitEventsTimeout and may bring the frame forward. A frame already due
+    // (the last one took longer than the interval: software OpenGL on a busy machine) still
+    // takes what the window system has delivered first, so input, drops and the drag-and-drop
+    // replies the source waits for are never held back by a run of slow frames.
     for (;;) {
       FrameTriggers triggers;
-      triggers.input = inbox.input;
+      triggers.input = inbox.input || inbox.events.pending();  // events left for the next frame
       triggers.pointer = inbox.pointer;
       triggers.settling = settle_frames > 0;
       triggers.engine = engine_woke.load();
       triggers.polling = app.inspection.active;  // the dialog's "Reading the folder..." dots
       const double due = pacer.due(triggers, app.busy() && bridge.working(), last_frame);
       const double now = seconds_now();
-      if (now >= due) break;
+      if (now >= due) {
+        glfwPollEvents();
+        break;
+      }
       glfwWaitEventsTimeout(due - now);
     }
     if (inbox.input) settle_frames = 2;
     else if (settle_frames > 0) --settle_frames;
     inbox.input = inbox.pointer = false;
-    ui.chat.enter_confirmed_composition = inbox.enter_confirmed_composition;
-    inbox.enter_confirmed_composition = false;
-    ui.double_clicked = inbox.double_clicked;
-    inbox.double_clicked = false;
+    const FrameInput frame_input = replay_input(window, inbox.events, &input_scratch);
+    ui.chat.enter_confirmed_composition = frame_input.enter_confirmed_composition;
+    ui.double_clicked = frame_input.double_clicked;
 
     const double frame_start = seconds_now();
     const double frame_start_cpu = thread_cpu_seconds();
@@ -393,6 +471,7 @@ int run(int argc, char** argv) {
 
     ImGui_ImplOpenGL3_NewFrame();
     ImGui_ImplGlfw_NewFrame();
+    apply_mouse_state(inbox.events);
     ImGui::NewFrame();
     DrawFrame(ui, window);
     ImGui::Render();

@@ -35,7 +35,8 @@ struct Fonts {
 struct DropDialog {
   bool open = false, just_opened = false;
   std::string source;  // folder or checkpoint
-  int weight_type = 1;  // index into kWeightTypes
+  int weight_type = -1;  // index into the dialog's choices (kStoredTypes first for a GGUF file, then
+                         // kWeightTypes); -1: the recommended one once inspected
   std::string out_path;  // the file being made; the dialog closes once it is loaded
 };
 
@@ -131,10 +132,17 @@ struct WeightTypeChoice {
 // The types the drop dialog converts to (and the welcome table's columns), largest first.
 inline constexpr WeightTypeChoice kWeightTypes[] = {
     {WeightType::F32, "F32", "exact, twice the size"},
-    {WeightType::F16, "F16", "recommended: same answers, half the size"},
+    {WeightType::F16, "F16", "same answers, half of F32"},
     {WeightType::Q8_0, "Q8_0", "8-bit: about half of F16, nearly the same answers"},
-    {WeightType::Q4_0, "Q4_0", "4-bit: about a quarter of F16, noticeably rougher"},
+    {WeightType::Q6_K, "Q6_K", "6.6-bit: 41% of F16, very close answers"},
+    {WeightType::Q5_K_M, "Q5_K_M", "5.7-bit mix: 36% of F16, close answers"},
+    {WeightType::Q4_K_M, "Q4_K_M", "4.8-bit mix: 30% of F16, close answers; fast"},
+    {WeightType::Q4_0, "Q4_0", "4-bit: 28% of F16, noticeably rougher"},
 };
+// A GGUF file's own per-tensor types, copied without requantizing: the drop dialog offers it
+// first, pre-selected, for sources that have types of their own.
+inline constexpr WeightTypeChoice kStoredTypes = {WeightType::Auto, "As stored",
+                                                  "the file's own types, copied as they are"};
 
 struct KvTypeChoice {
   KvType type;

@@ -484,6 +484,14 @@ void DropDialogContent(UiState& ui) {
   }
 
   const SourceSummary& sum = inspection.summary;
+  // A GGUF file keeps its own types unless the user picks another.
+  const WeightTypeChoice* choices[std::size(kWeightTypes) + 1];
+  int n_choices = 0;
+  if (sum.keeps_source_types) choices[n_choices++] = &kStoredTypes;
+  for (const WeightTypeChoice& choice : kWeightTypes) choices[n_choices++] = &choice;
+  const WeightType recommended = sum.keeps_source_types ? WeightType::Auto : recommended_weight_type(sum.n_params);
+  for (int i = 0; d.weight_type < 0 && i < n_choices; ++i)
+    if (choices[i]->type == recommended) d.weight_type = i;
   if (ImGui::BeginTable("##summary", 2, ImGuiTableFlags_SizingFixedFit)) {
     auto* const row = KeyValueRow;
     row("What", sum.family + " · " + sum.architecture + "  (" + sum.kind + ")");
@@ -509,8 +517,8 @@ void DropDialogContent(UiState& ui) {
     ImGui::TableSetupColumn("Expected speed");
     ImGui::TableSetupColumn("");
     ImGui::TableHeadersRow();
-    for (int i = 0; i < static_cast<int>(std::size(kWeightTypes)); ++i) {
-      const WeightTypeChoice& choice = kWeightTypes[i];
+    for (int i = 0; i < n_choices; ++i) {
+      const WeightTypeChoice& choice = *choices[i];
       const uint64_t bytes = predicted_model_file_bytes(sum, choice.type);
       ImGui::TableNextRow();
       ImGui::TableNextColumn();
@@ -524,11 +532,11 @@ void DropDialogContent(UiState& ui) {
       if (ui.machine.ready) ImGui::Text("%.1f tok/s", predicted_tokens_per_second(bytes, ui.machine.best_gbps));
       else ImGui::TextDisabled("measuring…");
       ImGui::TableNextColumn();
-      ImGui::TextDisabled("%s", choice.note);
+      ImGui::TextDisabled("%s%s", choice.type == recommended ? "recommended · " : "", choice.note);
     }
     ImGui::EndTable();
   }
-  const WeightType type = kWeightTypes[d.weight_type].type;
+  const WeightType type = choices[std::clamp(d.weight_type, 0, n_choices - 1)]->type;
   const std::string out = unique_model_path(ui, d.source, type);
   ImGui::PushFont(ui.fonts.small);
   ImGui::TextDisabled("Writes %s", out.c_str());

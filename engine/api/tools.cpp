@@ -142,21 +142,41 @@ std::vector<std::string> synthetic_model_names() {
   return names;
 }
 
-uint64_t synthetic_parameter_count(const std::string& like) {
+namespace {
+
+// The named spec, cut to its first `n_layers` layers when 0 < n_layers.
+Status synthetic_spec(const std::string& like, int n_layers, synth::Spec* out) {
   const synth::Spec* spec = synth::find_spec(like);
-  return spec ? synth::parameter_count(*spec) : 0;
+  if (!spec) return Status::error("no synthetic model is named '" + like + "'");
+  if (n_layers < 0 || n_layers > spec->n_layers)
+    return Status::error(like + " has " + std::to_string(spec->n_layers) + " layers; " +
+                         std::to_string(n_layers) + " cannot be kept");
+  *out = *spec;
+  if (n_layers > 0) out->n_layers = n_layers;
+  return Status::ok();
+}
+
+}  // namespace
+
+uint64_t synthetic_parameter_count(const std::string& like, int n_layers) {
+  synth::Spec spec;
+  return synthetic_spec(like, n_layers, &spec) ? synth::parameter_count(spec) : 0;
 }
 
 Status write_synthetic_model(const std::string& like, const SynthOptions& options,
                              const std::string& path, uint64_t* file_bytes) {
-  const synth::Spec* spec = synth::find_spec(like);
-  if (!spec) return Status::error("no synthetic model is named '" + like + "'");
+  synth::Spec spec;
+  MAGNETAR_TRY(synthetic_spec(like, options.n_layers, &spec));
   synth::Options o;
-  MAGNETAR_TRY(convert::weight_dtype_for(options.weight_type, &o.dtype));
+  format::QuantMix mix;
+  if (convert::weight_mix_for(options.weight_type, &mix))
+    o.mix = mix;
+  else
+    MAGNETAR_TRY(convert::weight_dtype_for(options.weight_type, &o.dtype));
   o.seed = options.seed;
   o.on_progress = options.on_progress;
   o.cancel = options.cancel;
-  MAGNETAR_TRY(synth::write_model(*spec, o, path));
+  MAGNETAR_TRY(synth::write_model(spec, o, path));
   if (file_bytes && !platform::file_size(path, file_bytes)) *file_bytes = 0;
   return Status::ok();
 }

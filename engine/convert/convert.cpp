@@ -14,10 +14,11 @@
 
 #include "convert/gguf_import.h"
 #include "convert/input_file.h"
-#include "kernels/quant.h"
-#include "kernels/type_traits.h"
 #include "convert/plan.h"
 #include "format/model_writer.h"
+#include "format/quant_mix.h"
+#include "kernels/quant.h"
+#include "kernels/type_traits.h"
 #include "kernels/kernels.h"
 #include "magnetar/engine.h"
 
@@ -144,25 +145,25 @@ void interleaved_to_rotate_half(const float* src, float* dst, uint64_t n_heads, 
                                   n_heads, head_dim, cols * 4);
 }
 
-// How matrices are stored: as the source's own types (WeightType::Auto on a GGUF file), or as
-// one type.
+// How matrices are stored: as the source's own types (WeightType::Auto on a GGUF file), as
+// one type, or as a K-quant mix (format/quant_mix.h chooses per tensor).
 struct TypeChoice {
-  bool keep_source = false;
-  format::DType dtype = format::DType::F16;
+  enum class Kind { KeepSource, One, Mix } kind = Kind::One;
+  format::DType dtype = format::DType::F16;       // Kind::One
+  format::QuantMix mix = format::QuantMix::Q4_K_M;  // Kind::Mix
 };
 
-// The stored types: one for the embedding table and LM head, one for every other matrix.
+// The stored types: one choice for the embedding table and LM head, one for every other matrix.
 struct OutputTypes {
   TypeChoice weights;
   TypeChoice embeddings;  // tok_embeddings and output
+  format::MixModel model;  // what a mix's rule needs
 };
 
-bool is_embedding_or_head(const PlannedTensor& t) {
-  return t.name == "tok_embeddings" || t.name == "output";
-}
+bool is_embedding_or_head(const std::string& name) { return name == "tok_embeddings" || name == "output"; }
 
-const TypeChoice& choice_for(const PlannedTensor& t, const OutputTypes& types) {
-  return is_embedding_or_head(t) ? types.embeddings : types.weights;
+const TypeChoice& choice_for(const std::string& name, const OutputTypes& types) {
+  return is_embedding_or_head(name) ? types.embeddings : types.weights;
 }
 
 // The type a source part keeps under WeightType::Auto (BF16, which the file has not, as F16).
@@ -171,31 +172,40 @@ format::DType source_type(const SourceRange& r) {
   return r.dtype == SourceDType::F32 ? format::DType::F32 : format::DType::F16;
 }
 
-format::DType output_dtype(const PlannedTensor& t, const OutputTypes& types) {
-  if (t.is_norm) return format::DType::F32;
-  const TypeChoice& choice = choice_for(t, types);
-  if (choice.keep_source) return source_type(t.parts[0]);  // split_mixed_types made parts agree
-  // Quantized rows are whole blocks; other matrices stay F16 (`info` shows which).
-  if (format::dtype_is_quantized(choice.dtype) && !format::dtype_fits_cols(choice.dtype, t.cols))
-    return format::DType::F16;
-  return choice.dtype;
+// The stored type of part `part` (of `n_parts`) of matrix `name` with rows of `cols` values;
+// `source` is that part's source type (for Kind::KeepSource).
+format::DType matrix_part_dtype(const std::string& name, size_t part, size_t n_parts, uint64_t cols,
+                                format::DType source, const OutputTypes& types) {
+  const TypeChoice& choice = choice_for(name, types);
+  switch (choice.kind) {
+    case TypeChoice::Kind::KeepSource: return source;
+    case TypeChoice::Kind::Mix: return format::mix_tensor_type(choice.mix, types.model, name, part, n_parts, cols);
+    case TypeChoice::Kind::One: break;
+  }
+  return format::fallback_type(choice.dtype, cols);  // rows not of whole blocks: MODEL_FORMAT.md
 }
 
-// Keeping source types, a fused tensor whose sources have different types (a *_K_M file's
-// attn_v beside attn_q / attn_k) is written as its parts (format::fused_parts), each in its type.
+format::DType part_dtype(const PlannedTensor& t, size_t part, const OutputTypes& types) {
+  if (t.is_norm) return format::DType::F32;
+  return matrix_part_dtype(t.name, part, t.parts.size(), t.cols, source_type(t.parts[part]), types);
+}
+
+// A fused tensor whose parts get different types (a *_K_M file's or mix's attn_v beside attn_q
+// / attn_k) is written as its parts (format::fused_parts), each in its type; then every planned
+// tensor has one type, part_dtype(t, 0).
 Status split_mixed_types(const std::vector<PlannedTensor>& in, const OutputTypes& types,
                          std::vector<PlannedTensor>* out) {
   out->clear();
   for (const PlannedTensor& t : in) {
     bool mixed = false;
-    for (const SourceRange& r : t.parts) mixed |= source_type(r) != source_type(t.parts[0]);
-    if (t.is_norm || !choice_for(t, types).keep_source || !mixed) {
+    for (size_t i = 0; i < t.parts.size(); ++i) mixed |= part_dtype(t, i, types) != part_dtype(t, 0, types);
+    if (!mixed) {
       out->push_back(t);
       continue;
     }
     const std::vector<std::string> names = format::fused_parts(t.name);
     if (names.size() != t.parts.size())
-      return Status::error("tensor " + t.name + ": its sources have different types and it has no stored parts");
+      return Status::error("tensor " + t.name + ": its parts have different types and it has no stored parts");
     for (size_t i = 0; i < names.size(); ++i) {
       PlannedTensor part = t;
       part.name = names[i];
@@ -238,7 +248,7 @@ Status run_plan(const ConversionPlan& source_plan, const std::string& out_path, 
 
   std::vector<format::TensorDecl> decls;
   for (const PlannedTensor& t : plan.tensors)
-    decls.push_back({t.name, output_dtype(t, types), t.rows, t.cols, t.n_dims});
+    decls.push_back({t.name, part_dtype(t, 0, types), t.rows, t.cols, t.n_dims});
   std::unique_ptr<format::ModelWriter> writer;
   MAGNETAR_TRY(format::ModelWriter::create(out_path, plan.header, decls, plan.tokenizer,
                                            plan.chat_template, &writer));
@@ -331,27 +341,46 @@ Status run_plan(const ConversionPlan& source_plan, const std::string& out_path, 
   return Status::ok();
 }
 
-// Auto keeps a GGUF's types (F16 for other sources); any other type must be one Magnetar can
-// quantize to (the K-quants and IQ4 come only from GGUF files).
-Status type_choice_for(WeightType type, const ConversionPlan& plan, TypeChoice* out) {
+// Auto keeps a GGUF's types (F16 for other sources); a mix chooses per tensor; any other type
+// must be one Magnetar can quantize to (IQ4, Q2_K, Q3_K and Q4_1 come only from GGUF files).
+Status type_choice_for(WeightType type, bool keeps_source_types, TypeChoice* out) {
   if (type == WeightType::Auto) {
-    out->keep_source = plan.keeps_source_types;
+    out->kind = keeps_source_types ? TypeChoice::Kind::KeepSource : TypeChoice::Kind::One;
     out->dtype = format::DType::F16;
     return Status::ok();
   }
+  if (convert::weight_mix_for(type, &out->mix)) {
+    out->kind = TypeChoice::Kind::Mix;
+    return Status::ok();
+  }
+  out->kind = TypeChoice::Kind::One;
   MAGNETAR_TRY(convert::weight_dtype_for(type, &out->dtype));
   if (format::dtype_is_quantized(out->dtype) && quant::type_traits(out->dtype).quantize_row == nullptr)
-    return Status::error(std::string("converting to ") + weight_type_name(type) +
-                         " is not supported (Magnetar quantizes to q8_0 and q4_0; K-quant and IQ4 tensors "
-                         "are copied from GGUF files with --dtype auto)");
+    return Status::error(std::string("converting to ") + weight_type_name(type) + " is not supported (Magnetar " +
+                         "quantizes to " + convertible_weight_type_names() + "; other GGUF tensor types are " +
+                         "copied from GGUF files with --dtype auto)");
   return Status::ok();
+}
+
+// The K-quant mixes: WeightType, name, rule.
+struct MixName {
+  WeightType type;
+  const char* name;
+  format::QuantMix mix;
+};
+constexpr MixName kMixes[] = {{WeightType::Q4_K_M, "q4_k_m", format::QuantMix::Q4_K_M},
+                              {WeightType::Q5_K_M, "q5_k_m", format::QuantMix::Q5_K_M}};
+
+// F32, F16 and the block types Magnetar has a quantizer for.
+bool quantizable(format::DType t) {
+  return !format::dtype_is_quantized(t) || quant::type_traits(t).quantize_row != nullptr;
 }
 
 }  // namespace
 
 namespace convert {
 
-// WeightType's values are format::DType's (plus Auto): one list of types.
+// WeightType's values 0..13 are format::DType's (plus the mixes and Auto): one list of types.
 static_assert(uint32_t(WeightType::Q5_1) + 1 == format::kDTypeCount, "WeightType and format::DType must agree");
 
 Status weight_dtype_for(WeightType type, format::DType* out) {
@@ -359,9 +388,21 @@ Status weight_dtype_for(WeightType type, format::DType* out) {
     *out = format::DType::F16;
     return Status::ok();
   }
+  format::QuantMix mix;
+  if (weight_mix_for(type, &mix))
+    return Status::error(std::string(weight_type_name(type)) + " is a mix of types, chosen per tensor");
   if (!format::dtype_is_valid(uint32_t(type))) return Status::error("unknown weight type " + std::to_string(uint32_t(type)));
   *out = format::DType(uint32_t(type));
   return Status::ok();
+}
+
+bool weight_mix_for(WeightType type, format::QuantMix* out) {
+  for (const MixName& m : kMixes)
+    if (m.type == type) {
+      *out = m.mix;
+      return true;
+    }
+  return false;
 }
 
 WeightType weight_type_of(format::DType dtype) { return WeightType(uint32_t(dtype)); }
@@ -370,13 +411,40 @@ WeightType weight_type_of(format::DType dtype) { return WeightType(uint32_t(dtyp
 
 const char* weight_type_name(WeightType type) {
   if (type == WeightType::Auto) return "auto";
+  for (const MixName& m : kMixes)
+    if (m.type == type) return m.name;
   return format::dtype_is_valid(uint32_t(type)) ? format::dtype_name(format::DType(uint32_t(type))) : "unknown";
+}
+
+namespace {
+// Every type `convert --dtype` takes, largest (bytes per parameter) first; Auto last.
+std::vector<WeightType> convertible_types() {
+  std::vector<WeightType> types;
+  for (uint32_t i = 0; i < format::kDTypeCount; ++i)
+    if (quantizable(format::DType(i))) types.push_back(WeightType(i));
+  for (const MixName& m : kMixes) types.push_back(m.type);
+  std::stable_sort(types.begin(), types.end(), [](WeightType a, WeightType b) {
+    return weight_type_bytes_per_parameter(a) > weight_type_bytes_per_parameter(b);
+  });
+  return types;
+}
+}  // namespace
+
+const char* convertible_weight_type_names() {
+  static const std::string names = [] {
+    std::string r;
+    for (WeightType t : convertible_types()) r += (r.empty() ? "" : ", ") + std::string(weight_type_name(t));
+    return r;
+  }();
+  return names.c_str();
 }
 
 bool parse_weight_type(const std::string& name, WeightType* out) {
   std::string n = name;
   std::transform(n.begin(), n.end(), n.begin(), [](unsigned char c) { return std::tolower(c); });
-  for (WeightType t : {WeightType::F32, WeightType::F16, WeightType::Q8_0, WeightType::Q4_0, WeightType::Auto})
+  std::vector<WeightType> types = convertible_types();
+  types.push_back(WeightType::Auto);
+  for (WeightType t : types)
     if (n == weight_type_name(t)) {
       *out = t;
       return true;
@@ -384,10 +452,78 @@ bool parse_weight_type(const std::string& name, WeightType* out) {
   return false;
 }
 
-Status inspect_source(const std::string& source_path, SourceSummary* out) {
-  *out = SourceSummary{};
+double weight_type_bytes_per_parameter(WeightType type) {
+  format::QuantMix mix;
+  if (!convert::weight_mix_for(type, &mix)) {
+    format::DType dtype = format::DType::F32;
+    if (!convert::weight_dtype_for(type, &dtype).is_ok()) return 4.0;
+    const format::DTypeLayout& l = format::dtype_layout(dtype);
+    return double(l.block_bytes) / double(l.block_elements);
+  }
+  // A mix: its rule over the matrices of a Llama-2-7B-shaped model (32 layers, hidden 4096,
+  // feed-forward 11008, 32000 tokens, untied), where its Q6_K share is typical.
+  constexpr uint64_t kDim = 4096, kHidden = 11008, kVocab = 32000;
+  constexpr int kLayers = 32;
+  const format::MixModel model{kLayers, false, false};
+  double bytes = 0, params = 0;
+  auto add = [&](const std::string& name, size_t part, size_t n_parts, uint64_t rows, uint64_t cols) {
+    bytes += double(format::tensor_bytes(format::mix_tensor_type(mix, model, name, part, n_parts, cols), rows, cols));
+    params += double(rows * cols);
+  };
+  add("tok_embeddings", 0, 1, kVocab, kDim);
+  add("output", 0, 1, kVocab, kDim);
+  for (int l = 0; l < kLayers; ++l) {
+    const std::string p = "layers." + std::to_string(l) + ".";
+    for (size_t part = 0; part < 3; ++part) add(p + "wqkv", part, 3, kDim, kDim);
+    add(p + "wo", 0, 1, kDim, kDim);
+    for (size_t part = 0; part < 2; ++part) add(p + "w_gate_up", part, 2, kHidden, kDim);
+    add(p + "w_down", 0, 1, kDim, kHidden);
+  }
+  return bytes / params;
+}
+
+// ---- Planned sources ------------------------------------------------------------------------
+
+namespace {
+
+// What convert_model checks before reusing a plan: an input file that appeared, vanished, or
+// changed size or modification time since the plan was made means planning again.
+struct InputStamp {
+  bool exists = false;
+  uint64_t bytes = 0;
+  std::filesystem::file_time_type modified{};
+  bool operator==(const InputStamp&) const = default;
+};
+
+InputStamp stamp_of(const std::string& path) {
+  std::error_code ec;
+  const std::filesystem::path p = convert::utf8_path(path);
+  InputStamp s;
+  s.exists = std::filesystem::is_regular_file(p, ec);
+  if (!s.exists) return s;
+  s.bytes = std::filesystem::file_size(p, ec);
+  s.modified = std::filesystem::last_write_time(p, ec);
+  return s;
+}
+
+}  // namespace
+
+struct PlannedSource::Plan {
   ConversionPlan plan;
-  MAGNETAR_TRY(plan_source(source_path, "", &plan));
+  std::vector<std::string> inputs;  // conversion_inputs(source, "", plan)
+  std::vector<InputStamp> stamps;   // of each input, when planned
+
+  bool inputs_unchanged() const {
+    for (size_t i = 0; i < inputs.size(); ++i)
+      if (!(stamp_of(inputs[i]) == stamps[i])) return false;
+    return true;
+  }
+};
+
+namespace {
+
+void summarize(const ConversionPlan& plan, SourceSummary* out) {
+  *out = SourceSummary{};
   out->architecture = plan.architecture;
   out->kind = plan.kind;
   out->family = architecture_display_name(static_cast<Architecture>(plan.header.architecture));
@@ -401,6 +537,10 @@ Status inspect_source(const std::string& source_path, SourceSummary* out) {
   out->head_dim = static_cast<int>(plan.header.head_dim);
   out->n_tensors = static_cast<int>(plan.tensors.size());
   out->tokenizer_bytes = plan.tokenizer.size() + plan.chat_template.size();
+  out->keeps_source_types = plan.keeps_source_types;
+  const format::MixModel mix_model = format::mix_model_of(plan.header);
+  out->tied_embeddings = mix_model.tied_embeddings;
+  out->llama_70b_shape = mix_model.llama_70b;
   for (const PlannedTensor& t : plan.tensors) {
     const uint64_t n = t.rows * t.cols;
     out->n_params += n;
@@ -408,29 +548,45 @@ Status inspect_source(const std::string& source_path, SourceSummary* out) {
       out->n_norm_params += n;
       continue;
     }
+    SourceSummary::Matrix m{t.name, t.cols, {}};
+    for (const SourceRange& r : t.parts) m.parts.push_back({r.rows, convert::weight_type_of(source_type(r))});
+    out->matrices.push_back(std::move(m));
     const bool unblocked = t.cols % quant::kBlock != 0;
-    if (is_embedding_or_head(t)) {
+    if (is_embedding_or_head(t.name)) {
       out->n_output_params += n;
       if (unblocked) out->n_output_unblocked_params += n;
     } else if (unblocked) {
       out->n_unblocked_params += n;
     }
   }
-  return Status::ok();
 }
 
-namespace {
-// Bytes of `params` matrix parameters stored as `type`, `unblocked` of them in matrices whose
-// rows are not whole 32-blocks (F16 when `type` is quantized; output_dtype's rule).
-uint64_t matrix_bytes(uint64_t params, uint64_t unblocked, WeightType type) {
-  format::DType dtype = format::DType::F32;  // unknown values: F32, the largest
-  if (!convert::weight_dtype_for(type, &dtype).is_ok()) return params * 4;  // (Auto: a folder's F16)
-  const format::DTypeLayout& l = format::dtype_layout(dtype);
-  if (!l.quantized()) return params * l.block_bytes;
-  const uint64_t blocked = params - unblocked;  // whole blocks
-  return (blocked + l.block_elements - 1) / l.block_elements * l.block_bytes + unblocked * 2;
-}
 }  // namespace
+
+Status inspect_source(const std::string& source_path, SourceSummary* out) {
+  return inspect_source(source_path, out, nullptr);
+}
+
+Status inspect_source(const std::string& source_path, SourceSummary* out, PlannedSource* planned) {
+  *out = SourceSummary{};
+  if (planned != nullptr) *planned = PlannedSource{};
+  auto kept = std::make_shared<PlannedSource::Plan>();
+  // Stamped before reading: a file changed while it is planned counts as changed.
+  kept->inputs = conversion_inputs(source_path, "", kept->plan);
+  for (const std::string& input : kept->inputs) kept->stamps.push_back(stamp_of(input));
+  MAGNETAR_TRY(plan_source(source_path, "", &kept->plan));
+  summarize(kept->plan, out);
+  if (planned == nullptr) return Status::ok();
+  // The plan's own data files (shards, a GGUF file) join the side files stamped above.
+  for (const std::string& input : conversion_inputs(source_path, "", kept->plan))
+    if (std::find(kept->inputs.begin(), kept->inputs.end(), input) == kept->inputs.end()) {
+      kept->inputs.push_back(input);
+      kept->stamps.push_back(stamp_of(input));
+    }
+  planned->plan = std::move(kept);
+  planned->source_path = source_path;
+  return Status::ok();
+}
 
 uint64_t predicted_model_file_bytes(const SourceSummary& s, WeightType type) {
   ConvertOptions options;
@@ -439,16 +595,35 @@ uint64_t predicted_model_file_bytes(const SourceSummary& s, WeightType type) {
 }
 
 uint64_t predicted_model_file_bytes(const SourceSummary& s, const ConvertOptions& options) {
-  const uint64_t matrix_params = s.n_params - s.n_norm_params - s.n_output_params;
-  const uint64_t matrix_bytes_total =
-      matrix_bytes(matrix_params, s.n_unblocked_params, options.weight_type) +
-      matrix_bytes(s.n_output_params, s.n_output_unblocked_params,
-                   options.output_weight_type.value_or(options.weight_type));
-  const uint64_t n_tensors = static_cast<uint64_t>(s.n_tensors);
-  const uint64_t meta = sizeof(format::FileHeader) + n_tensors * sizeof(format::TensorEntry) +
-                        s.tokenizer_bytes;
+  // The converter's own type choice for every matrix part (a type it cannot write: F32).
+  OutputTypes types;
+  const TypeChoice f32{TypeChoice::Kind::One, format::DType::F32, {}};
+  if (!type_choice_for(options.weight_type, s.keeps_source_types, &types.weights).is_ok()) types.weights = f32;
+  if (!type_choice_for(options.output_weight_type.value_or(options.weight_type), s.keeps_source_types,
+                       &types.embeddings).is_ok())
+    types.embeddings = f32;
+  types.model = {s.n_layers, s.tied_embeddings, s.llama_70b_shape};
+  uint64_t n_tensors = static_cast<uint64_t>(s.n_tensors), matrix_bytes = 0;
+  for (const SourceSummary::Matrix& m : s.matrices) {
+    std::vector<format::DType> dtypes;
+    uint64_t rows = 0;
+    for (size_t i = 0; i < m.parts.size(); ++i) {
+      format::DType source = format::DType::F32;
+      if (!convert::weight_dtype_for(m.parts[i].source_type, &source).is_ok()) source = format::DType::F32;
+      dtypes.push_back(matrix_part_dtype(m.name, i, m.parts.size(), m.cols, source, types));
+      rows += m.parts[i].rows;
+    }
+    const bool split = std::any_of(dtypes.begin(), dtypes.end(), [&](format::DType t) { return t != dtypes[0]; });
+    if (!split) {
+      matrix_bytes += format::tensor_bytes(dtypes[0], rows, m.cols);
+      continue;
+    }
+    n_tensors += m.parts.size() - 1;  // stored as its parts (split_mixed_types)
+    for (size_t i = 0; i < m.parts.size(); ++i) matrix_bytes += format::tensor_bytes(dtypes[i], m.parts[i].rows, m.cols);
+  }
+  const uint64_t meta = sizeof(format::FileHeader) + n_tensors * sizeof(format::TensorEntry) + s.tokenizer_bytes;
   // Upper bound: every tensor may need up to 63 bytes of padding to the next 64-byte boundary.
-  return format::align_up(meta, format::kAlignment) + matrix_bytes_total + s.n_norm_params * 4 +
+  return format::align_up(meta, format::kAlignment) + matrix_bytes + s.n_norm_params * 4 +
          n_tensors * (format::kAlignment - 1);
 }
 
@@ -456,24 +631,47 @@ int remove_stale_conversion_files(const std::string& folder) {
   return format::remove_stale_temp_files_in(folder);
 }
 
-Status convert_model(const std::string& source_path, const std::string& out_path,
-                     const ConvertOptions& options) {
+namespace {
+
+Status check_output_path(const std::string& out_path) {
   if (out_path.empty()) return Status::error("no output path given");
   if (convert::is_directory(out_path))
     return Status::error(out_path + ": is a folder; give the model file's path");
   const std::string out_dir = convert::parent_dir(out_path);
   if (!convert::is_directory(out_dir))
     return Status::error(out_path + ": the folder " + out_dir + " does not exist");
-  if (options.on_progress) options.on_progress({0, 0, "reading " + source_path});
-  ConversionPlan plan;
-  MAGNETAR_TRY(plan_source(source_path, options.tokenizer_path, &plan));
+  return Status::ok();
+}
+
+Status convert_plan(const ConversionPlan& plan, const std::string& source_path, const std::string& out_path,
+                    const ConvertOptions& options) {
   OutputTypes types;
-  MAGNETAR_TRY(type_choice_for(options.weight_type, plan, &types.weights));
-  MAGNETAR_TRY(type_choice_for(options.output_weight_type.value_or(options.weight_type), plan, &types.embeddings));
+  MAGNETAR_TRY(type_choice_for(options.weight_type, plan.keeps_source_types, &types.weights));
+  MAGNETAR_TRY(type_choice_for(options.output_weight_type.value_or(options.weight_type), plan.keeps_source_types,
+                               &types.embeddings));
+  types.model = format::mix_model_of(plan.header);
   MAGNETAR_TRY(check_output_is_not_an_input(
       out_path, conversion_inputs(source_path, options.tokenizer_path, plan)));
   if (cancelled(options)) return cancelled_error();
   return run_plan(plan, out_path, types, options);
+}
+
+}  // namespace
+
+Status convert_model(const std::string& source_path, const std::string& out_path,
+                     const ConvertOptions& options) {
+  MAGNETAR_TRY(check_output_path(out_path));
+  if (options.on_progress) options.on_progress({0, 0, "reading " + source_path});
+  ConversionPlan plan;
+  MAGNETAR_TRY(plan_source(source_path, options.tokenizer_path, &plan));
+  return convert_plan(plan, source_path, out_path, options);
+}
+
+Status convert_model(const PlannedSource& source, const std::string& out_path, const ConvertOptions& options) {
+  if (source.plan == nullptr || !options.tokenizer_path.empty() || !source.plan->inputs_unchanged())
+    return convert_model(source.source_path, out_path, options);
+  MAGNETAR_TRY(check_output_path(out_path));
+  return convert_plan(source.plan->plan, source.source_path, out_path, options);
 }
 
 }  // namespace magnetar

@@ -88,13 +88,18 @@ bool looks_like_gguf(const std::string& path) {
 
 Status plan_gguf(const std::string& path, ConversionPlan* plan) {
   *plan = ConversionPlan{};
-  plan->kind = "GGUF file";
-  plan->keeps_source_types = true;
   platform::FileBuffer buffer;
   MAGNETAR_TRY(buffer.open(path, platform::FileBuffer::Mode::Map));
+  return plan_gguf_bytes(path, buffer.data(), buffer.size(), plan);
+}
+
+Status plan_gguf_bytes(const std::string& path, const uint8_t* data, uint64_t size, ConversionPlan* plan) {
+  *plan = ConversionPlan{};
+  plan->kind = "GGUF file";
+  plan->keeps_source_types = true;
   gguf::File f;
-  MAGNETAR_TRY(gguf::parse(buffer.data(), buffer.size(), &f).with_context(path));
-  plan->source_bytes = buffer.size();
+  MAGNETAR_TRY(gguf::parse(data, size, &f).with_context(path));
+  plan->source_bytes = size;
 
   std::string_view arch_name;
   MAGNETAR_TRY(f.get_string("general.architecture", &arch_name).with_context(path));

@@ -20,6 +20,7 @@
 // Not here: architectures outside the table, Gemma 3 27B's query scale (GGUF has no
 // query_pre_attn_scalar).
 #pragma once
+#include <cstdint>
 #include <string>
 
 #include "convert/gguf_reader.h"
@@ -35,6 +36,11 @@ Status gguf_vocab_to_spec(const gguf::File& file, spm::ModelSpec* out);
 
 // Plans converting the GGUF file at `path`. Errors name the file and what is unsupported.
 Status plan_gguf(const std::string& path, ConversionPlan* plan);
+
+// The same for a GGUF file already in memory (data[size], the whole file); `path` names it in
+// messages and in the plan's source ranges. Planning reads the header, metadata and tensor
+// table only (the fuzz target fuzz/gguf_plan_fuzz.cpp drives this).
+Status plan_gguf_bytes(const std::string& path, const uint8_t* data, uint64_t size, ConversionPlan* plan);
 
 // True when the file starts with the GGUF magic (cheap; for choosing the planner).
 bool looks_like_gguf(const std::string& path);

@@ -407,6 +407,18 @@ Status plan_hf_folder(const std::string& folder, ConversionPlan* plan) {
   if (is_regular_file(tokenizer_path)) {
     MAGNETAR_TRY(read_small_file(tokenizer_path, kMaxTokenizerBytes, &plan->tokenizer));
     if (tok_config.add_bos) h.flags |= format::kFlagAddBos;
+    // Added tokens past its pieces (Phi-3's turn markers) join it, so prompts and stops find them.
+    std::vector<std::string> added_names;
+    for (const auto& [id, token] : tok_config.added_tokens) added_names.push_back(token.content);
+    MAGNETAR_TRY(inspect_sentencepiece(plan->tokenizer, tokenizer_path, added_names, &vocab_info));
+    std::vector<spm::VocabPiece> added;
+    const std::string tokenizer_config_path = join_path(folder, "tokenizer_config.json");
+    MAGNETAR_TRY(sentencepiece_added_pieces(tok_config, vocab_info.n_pieces, vocab, tokenizer_config_path, &added));
+    for (const spm::VocabPiece& piece : added)  // a name the model has would get a second id
+      if (auto it = vocab_info.found.find(piece.piece); it != vocab_info.found.end())
+        return Status::error(tokenizer_config_path + ": added token \"" + piece.piece + "\" is already piece " +
+                             std::to_string(it->second));
+    spm::append_pieces(added, &plan->tokenizer);
     MAGNETAR_TRY(inspect_sentencepiece(plan->tokenizer, tokenizer_path, stop_pieces, &vocab_info));
   } else if (tokenizer_path = join_path(folder, "tokenizer.json"); is_regular_file(tokenizer_path)) {
     std::vector<int> prefix_ids;

@@ -8,19 +8,18 @@
 #include <string>
 
 #include "magnetar/status.h"
+#include "tokenizer/hf_json.h"
 
 namespace magnetar::convert {
 
-// Real model-folder JSON nests 4-5 levels; anything deeper is hostile or broken.
-constexpr int kMaxJsonDepth = 64;
+// The bound and the bounded parse are the tokenizer layer's (tokenizer/hf_json.h), which reads
+// tokenizer.json the same way.
+using tok::json_nesting_depth;
+using tok::kMaxJsonDepth;
+using tok::parse_json_object;
 
-// Parses `text` (from `origin`, named in errors) into an object. Refuses nesting deeper than
-// kMaxJsonDepth, malformed JSON and non-object documents.
-Status parse_json_object(const std::string& text, const std::string& origin, nlohmann::json* out);
 // Reads a whole file of at most max_bytes and parses it as above.
 Status read_json_object_file(const std::string& path, uint64_t max_bytes, nlohmann::json* out);
-// The deepest nesting of arrays and objects in `text` (strings skipped); stops counting at limit + 1.
-int json_nesting_depth(const std::string& text, int limit);
 // A value as JSON text for a message, cut to about max_chars ("…" marks the cut).
 std::string json_excerpt(const nlohmann::json& value, size_t max_chars = 80);
 // Untrusted text (a tensor name, a key) for a message as it is, cut the same way.

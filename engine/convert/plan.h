@@ -8,6 +8,7 @@
 
 #include "convert/safetensors.h"
 #include "format/model_format.h"
+#include "format/quant_mix.h"
 #include "magnetar/convert.h"
 #include "magnetar/status.h"
 
@@ -59,7 +60,9 @@ Status plan_llama2c(const std::string& checkpoint, const std::string& tokenizer_
 
 // The file's element type of each public weight type (an error for one the format cannot store),
 // and back.
+// A mix (Q4_K_M, Q5_K_M) is not one type: an error; weight_mix_for names its rule.
 Status weight_dtype_for(WeightType type, format::DType* out);
+bool weight_mix_for(WeightType type, format::QuantMix* out);
 WeightType weight_type_of(format::DType dtype);
 
 }  // namespace magnetar::convert

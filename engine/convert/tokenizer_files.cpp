@@ -3,6 +3,9 @@
 
 #include <sentencepiece_processor.h>
 
+#include <cstdlib>
+#include <set>
+
 #include <nlohmann/json.hpp>
 
 #include "convert/input_file.h"
@@ -35,8 +38,8 @@ Status build_hf_tokenizer(const std::string& path, const TokenizerConfig& config
   *info = VocabInfo{};
   std::string text;
   MAGNETAR_TRY(read_small_file(path, kMaxTokenizerJsonBytes, &text));
-  json t = json::parse(text, nullptr, false);
-  if (t.is_discarded() || !t.is_object()) return Status::error(path + ": malformed JSON");
+  json t;
+  MAGNETAR_TRY(parse_json_object(text, path, &t));
   text.clear();
   text.shrink_to_fit();
   if (auto added = t.find("added_tokens"); added != t.end() && added->is_array()) {
@@ -49,8 +52,8 @@ Status build_hf_tokenizer(const std::string& path, const TokenizerConfig& config
   }
   bool clean_up = false;
   if (!config.text.empty()) {
-    json c = json::parse(config.text, nullptr, false);
-    if (c.is_object() && c.contains("clean_up_tokenization_spaces") && c["clean_up_tokenization_spaces"].is_boolean())
+    json c;  // already checked when it was read (parse_tokenizer_config); unreadable: the default
+    if (parse_json_object(config.text, "tokenizer_config.json", &c).is_ok() && c.contains("clean_up_tokenization_spaces") && c["clean_up_tokenization_spaces"].is_boolean())
       clean_up = c["clean_up_tokenization_spaces"].get<bool>();
   }
   tok::HfTokenizer built;
@@ -103,6 +106,20 @@ Status parse_tokenizer_config(const std::string& text, const std::string& path, 
     else if (!j["add_bos_token"].is_null())
       return Status::error(path + ": add_bos_token must be true or false");
   }
+  if (j.contains("added_tokens_decoder") && !j["added_tokens_decoder"].is_null()) {
+    const json& added = j["added_tokens_decoder"];
+    if (!added.is_object()) return Status::error(path + ": added_tokens_decoder must be an object");
+    for (const auto& [key, token] : added.items()) {
+      char* end = nullptr;
+      const long id = std::strtol(key.c_str(), &end, 10);
+      if (key.empty() || *end != '\0' || id < 0 || id > (1L << 30) || !token.is_object() ||
+          !token.contains("content") || !token["content"].is_string() || token["content"].get<std::string>().empty())
+        return Status::error(path + ": added_tokens_decoder entry \"" + key + "\" is not id: {\"content\": text, ...}");
+      const json special = token.value("special", json(false));
+      out->added_tokens[static_cast<int>(id)] = {token["content"].get<std::string>(),
+                                                 special.is_boolean() && special.get<bool>()};
+    }
+  }
   if (j.contains("chat_template")) {
     const json& t = j["chat_template"];
     if (t.is_string()) {
@@ -121,6 +138,27 @@ Status parse_tokenizer_config(const std::string& text, const std::string& path, 
     } else if (!t.is_null()) {
       return Status::error(path + ": chat_template must be a string or a list of named templates");
     }
+  }
+  return Status::ok();
+}
+
+Status sentencepiece_added_pieces(const TokenizerConfig& config, int n_pieces, int model_vocab,
+                                  const std::string& origin, std::vector<spm::VocabPiece>* out) {
+  out->clear();
+  std::set<std::string> names;
+  for (auto it = config.added_tokens.lower_bound(n_pieces); it != config.added_tokens.end(); ++it) {
+    const auto& [id, token] = *it;
+    const int expected = n_pieces + static_cast<int>(out->size());
+    if (id != expected)
+      return Status::error(origin + ": added token " + std::to_string(id) + " \"" + token.content +
+                           "\" leaves a gap after the tokenizer.model's pieces (the next id is " +
+                           std::to_string(expected) + ")");
+    if (id >= model_vocab)
+      return Status::error(origin + ": added token " + std::to_string(id) + " \"" + token.content +
+                           "\" is outside config.json's vocab_size " + std::to_string(model_vocab));
+    if (!names.insert(token.content).second)
+      return Status::error(origin + ": added token \"" + token.content + "\" appears twice");
+    out->push_back({token.content, 0.0f, token.special ? spm::PieceType::Control : spm::PieceType::UserDefined});
   }
   return Status::ok();
 }

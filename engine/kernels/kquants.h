@@ -43,6 +43,16 @@ void dequantize_row_q6_k(const void* x, float* y, int64_t n);
 void dequantize_row_iq4_nl(const void* x, float* y, int64_t n);
 void dequantize_row_iq4_xs(const void* x, float* y, int64_t n);
 
+// Quantizers (kquant_quantize.cpp): n values (a multiple of the block: 256 for K-quants, 32 for
+// Q5_0 / Q5_1) into blocks y (any alignment). The K-quants use Magnetar's own error-minimising
+// scale search (the layouts are llama.cpp's, the chosen scales need not be); Q5_0 / Q5_1 follow
+// GGML's reference rule. Non-finite input: NaN encodes as the level nearest 0, ±inf saturates.
+void quantize_row_q4_k(const float* x, void* y, int64_t n);
+void quantize_row_q5_k(const float* x, void* y, int64_t n);
+void quantize_row_q6_k(const float* x, void* y, int64_t n);
+void quantize_row_q5_0(const float* x, void* y, int64_t n);
+void quantize_row_q5_1(const float* x, void* y, int64_t n);
+
 // Q4_K / Q5_K: the 6-bit scale and min of sub-block j (0..7) from the 12 packed scale bytes.
 void k_scale_min(int j, const uint8_t* scales, uint8_t* scale, uint8_t* min);
 

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cassert>
+#include <cstdint>
+#include <cstring>
 #include <vector>
 
 #include "kernels/kernels.h"
@@ -52,19 +54,38 @@ void matmul_dequant(const void* w, const float* x, float* y, int64_t rows, int64
   matmul_dequant_ref(Dequantize, l.block_elements, l.block_bytes, w, x, y, rows, cols, n_tokens, y_stride);
 }
 
-void dequantize_q8_0(const void* x, float* y, int64_t n) {
-  dequantize_row_q8_0(static_cast<const BlockQ8_0*>(x), y, n);
+// The record's rows may start at any byte (a row inside a file or a tensor's parts), while
+// quant.h's functions take typed, aligned blocks: unaligned rows pass block by block through an
+// aligned copy.
+template <typename Block, void (*Dequantize)(const Block*, float*, int64_t)>
+void dequantize_blocks(const void* x, float* y, int64_t n) {
+  if (reinterpret_cast<uintptr_t>(x) % alignof(Block) == 0) return Dequantize(static_cast<const Block*>(x), y, n);
+  const auto* bytes = static_cast<const uint8_t*>(x);
+  for (int64_t b = 0; b < n / kBlock; ++b) {
+    Block block;
+    std::memcpy(&block, bytes + b * sizeof(Block), sizeof(Block));
+    Dequantize(&block, y + b * kBlock, kBlock);
+  }
 }
-void dequantize_q4_0(const void* x, float* y, int64_t n) {
-  dequantize_row_q4_0(static_cast<const BlockQ4_0*>(x), y, n);
+template <typename Block, void (*Quantize)(const float*, Block*, int64_t)>
+void quantize_blocks(const float* x, void* y, int64_t n) {
+  if (reinterpret_cast<uintptr_t>(y) % alignof(Block) == 0) return Quantize(x, static_cast<Block*>(y), n);
+  auto* bytes = static_cast<uint8_t*>(y);
+  for (int64_t b = 0; b < n / kBlock; ++b) {
+    Block block;
+    Quantize(x + b * kBlock, &block, kBlock);
+    std::memcpy(bytes + b * sizeof(Block), &block, sizeof(Block));
+  }
 }
-void quantize_q8_0(const float* x, void* y, int64_t n) { quantize_row_q8_0(x, static_cast<BlockQ8_0*>(y), n); }
-void quantize_q4_0(const float* x, void* y, int64_t n) { quantize_row_q4_0(x, static_cast<BlockQ4_0*>(y), n); }
+constexpr auto dequantize_q8_0 = dequantize_blocks<BlockQ8_0, dequantize_row_q8_0>;
+constexpr auto dequantize_q4_0 = dequantize_blocks<BlockQ4_0, dequantize_row_q4_0>;
+constexpr auto quantize_q8_0 = quantize_blocks<BlockQ8_0, quantize_row_q8_0>;
+constexpr auto quantize_q4_0 = quantize_blocks<BlockQ4_0, quantize_row_q4_0>;
 
 using format::DType;
 template <DequantizeRowFn D, DType T>
-constexpr TypeTraits dequantizing(MatmulDequantFn avx2 = nullptr) {
-  return {T, D, nullptr, false, matmul_dequant<D, T>, avx2};
+constexpr TypeTraits dequantizing(QuantizeRowFn quantize = nullptr, MatmulDequantFn avx2 = nullptr) {
+  return {T, D, quantize, false, matmul_dequant<D, T>, avx2};
 }
 
 #if defined(__x86_64__) || defined(_M_X64)
@@ -101,14 +122,18 @@ const TypeTraits kTraits[format::kDTypeCount] = {
     {DType::Q4_0, dequantize_q4_0, quantize_q4_0, true, nullptr, nullptr},
     dequantizing<dequantize_row_q2_k, DType::Q2_K>(),
     dequantizing<dequantize_row_q3_k, DType::Q3_K>(),
-    dequantizing<dequantize_row_q4_k, DType::Q4_K>(MAGNETAR_KQUANT_ASM(magnetar_matvec_q4_k_avx2, DType::Q4_K)),
-    dequantizing<dequantize_row_q5_k, DType::Q5_K>(MAGNETAR_KQUANT_ASM(magnetar_matvec_q5_k_avx2, DType::Q5_K)),
-    dequantizing<dequantize_row_q6_k, DType::Q6_K>(MAGNETAR_KQUANT_ASM(magnetar_matvec_q6_k_avx2, DType::Q6_K)),
+    dequantizing<dequantize_row_q4_k, DType::Q4_K>(quantize_row_q4_k,
+                                                   MAGNETAR_KQUANT_ASM(magnetar_matvec_q4_k_avx2, DType::Q4_K)),
+    dequantizing<dequantize_row_q5_k, DType::Q5_K>(quantize_row_q5_k,
+                                                   MAGNETAR_KQUANT_ASM(magnetar_matvec_q5_k_avx2, DType::Q5_K)),
+    dequantizing<dequantize_row_q6_k, DType::Q6_K>(quantize_row_q6_k,
+                                                   MAGNETAR_KQUANT_ASM(magnetar_matvec_q6_k_avx2, DType::Q6_K)),
     dequantizing<dequantize_row_iq4_nl, DType::IQ4_NL>(),
-    dequantizing<dequantize_row_iq4_xs, DType::IQ4_XS>(MAGNETAR_KQUANT_ASM(magnetar_matvec_iq4_xs_avx2, DType::IQ4_XS)),
+    dequantizing<dequantize_row_iq4_xs, DType::IQ4_XS>(
+        nullptr, MAGNETAR_KQUANT_ASM(magnetar_matvec_iq4_xs_avx2, DType::IQ4_XS)),
     dequantizing<dequantize_row_q4_1, DType::Q4_1>(),
-    dequantizing<dequantize_row_q5_0, DType::Q5_0>(),
-    dequantizing<dequantize_row_q5_1, DType::Q5_1>(),
+    dequantizing<dequantize_row_q5_0, DType::Q5_0>(quantize_row_q5_0),
+    dequantizing<dequantize_row_q5_1, DType::Q5_1>(quantize_row_q5_1),
 };
 
 }  // namespace

@@ -195,10 +195,31 @@ format::FileHeader make_header(const Spec& spec) {
   return h;
 }
 
-std::vector<format::TensorDecl> tensor_decls(const Spec& spec, format::DType dtype) {
+std::vector<format::TensorDecl> tensor_decls(const Spec& spec, format::DType dtype,
+                                             std::optional<format::QuantMix> mix) {
+  const format::FileHeader h = make_header(spec);
+  const format::MixModel model = format::mix_model_of(h);
   std::vector<format::TensorDecl> decls;
-  for (const format::TensorSpec& t : format::model_tensors(make_header(spec)))
-    decls.push_back({t.name, t.n_dims == 1 ? format::DType::F32 : dtype, t.rows, t.cols, t.n_dims});
+  for (const format::TensorSpec& t : format::model_tensors(h)) {
+    if (t.n_dims == 1 || !mix) {
+      decls.push_back({t.name, t.n_dims == 1 ? format::DType::F32 : dtype, t.rows, t.cols, t.n_dims});
+      continue;
+    }
+    // The parts a Hugging Face folder of this model would give (what the converter types).
+    const std::vector<format::SourcePart> parts =
+        format::tensor_sources(*format::find_architecture(spec.arch), h, t, format::SourceFormat::HuggingFace);
+    std::vector<format::DType> types;
+    for (size_t i = 0; i < parts.size(); ++i)
+      types.push_back(format::mix_tensor_type(*mix, model, t.name, i, parts.size(), t.cols));
+    const std::vector<std::string> names = format::fused_parts(t.name);
+    const bool split = names.size() == parts.size() &&
+                       std::any_of(types.begin(), types.end(), [&](format::DType d) { return d != types[0]; });
+    if (!split) {
+      decls.push_back({t.name, types[0], t.rows, t.cols, t.n_dims});
+      continue;
+    }
+    for (size_t i = 0; i < parts.size(); ++i) decls.push_back({names[i], types[i], parts[i].rows, t.cols, 2});
+  }
   return decls;
 }
 
@@ -295,10 +316,11 @@ void fill_f32(uint64_t seed, uint64_t tensor_index, float scale, uint64_t first,
 // ---- Writing --------------------------------------------------------------------------------
 
 Status write_model(const Spec& spec, const Options& options, const std::string& path) {
-  if (format::dtype_is_quantized(options.dtype) && quant::type_traits(options.dtype).quantize_row == nullptr)
-    return Status::error(std::string("synthetic models are F16, F32 or a type Magnetar quantizes to (Q8_0, "
-                                     "Q4_0), not ") + format::dtype_name(options.dtype));
-  const std::vector<format::TensorDecl> decls = tensor_decls(spec, options.dtype);
+  if (!options.mix && format::dtype_is_quantized(options.dtype) &&
+      quant::type_traits(options.dtype).quantize_row == nullptr)
+    return Status::error(std::string("synthetic models are F16, F32 or a type Magnetar quantizes to, not ") +
+                         format::dtype_name(options.dtype));
+  const std::vector<format::TensorDecl> decls = tensor_decls(spec, options.dtype, options.mix);
   for (const auto& d : decls)
     if (!format::dtype_fits_cols(d.dtype, d.cols))
       return Status::error(d.name + ": rows are not whole " + std::to_string(format::dtype_layout(d.dtype).block_elements) +

@@ -9,12 +9,14 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "format/model_format.h"
 #include "format/model_writer.h"
+#include "format/quant_mix.h"
 #include "magnetar/engine.h"
 #include "magnetar/status.h"
 
@@ -52,15 +54,19 @@ SpecialIds special_ids(const Spec& spec);
 
 format::FileHeader make_header(const Spec& spec);
 // Every tensor in the file's canonical names and order (the architecture table's list for
-// make_header(spec)); matrices in `dtype`, norms and biases in F32.
-std::vector<format::TensorDecl> tensor_decls(const Spec& spec, format::DType dtype);
+// make_header(spec)); matrices in `dtype` or, given a mix, in the types its rule chooses
+// (format/quant_mix.h: a fused wqkv whose attn_v gets another type is written as wq, wk, wv);
+// norms and biases in F32.
+std::vector<format::TensorDecl> tensor_decls(const Spec& spec, format::DType dtype,
+                                             std::optional<format::QuantMix> mix = std::nullopt);
 uint64_t parameter_count(const Spec& spec);
 // Serialized SentencePiece ModelProto with exactly spec.vocab_size pieces: the special tokens,
 // 256 byte-fallback pieces, then filler pieces "▁s<n>".
 Status vocabulary_proto(const Spec& spec, std::string* out);
 
 struct Options {
-  format::DType dtype = format::DType::F16;  // F16, F32, Q8_0 or Q4_0 (GGML quantizers)
+  format::DType dtype = format::DType::F16;  // F16, F32 or a type with a quantizer (type_traits.h)
+  std::optional<format::QuantMix> mix;       // set: the mix's types instead of dtype
   uint64_t seed = 0;
   // (bytes written, total bytes), called after each part.
   std::function<void(uint64_t done, uint64_t total)> on_progress;

@@ -119,20 +119,14 @@ Status Decoder::load(const json& spec) {
   has_decoder_ = !spec.is_null();
   strips_leading_space_ = false;
   if (!has_decoder_) return Status::ok();
-  return add(spec, 0).with_context("decoder");
+  return add_components(spec, "decoders", [this](const json& one, const std::string& type) {
+           return add(one, type);
+         }).with_context("decoder");
 }
 
-Status Decoder::add(const json& spec, int depth) {
-  if (depth > kMaxComponentDepth) return Status::error("Sequence nested too deeply");
-  std::string type;
-  MAGNETAR_TRY(component_type(spec, &type));
+Status Decoder::add(const json& spec, const std::string& type) {
   auto step = std::make_unique<Step>();
-  if (type == "Sequence") {
-    const json* list = nullptr;
-    MAGNETAR_TRY(get_array(spec, "decoders", &list));
-    for (const json& child : *list) MAGNETAR_TRY(add(child, depth + 1));
-    return Status::ok();
-  } else if (type == "ByteLevel") {
+  if (type == "ByteLevel") {
     step->kind = Step::Kind::ByteLevel;
   } else if (type == "ByteFallback") {
     step->kind = Step::Kind::ByteFallback;

@@ -32,7 +32,7 @@ class Decoder {
   struct Step;
 
  private:
-  Status add(const nlohmann::json& spec, int depth);
+  Status add(const nlohmann::json& spec, const std::string& type);  // one non-Sequence component
   std::vector<std::string> run(std::vector<std::string> tokens, bool streaming) const;
   std::vector<std::unique_ptr<Step>> steps_;
   bool has_decoder_ = false;

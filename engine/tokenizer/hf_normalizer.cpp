@@ -103,20 +103,14 @@ Normalizer& Normalizer::operator=(Normalizer&&) noexcept = default;
 Status Normalizer::load(const json& spec) {
   steps_.clear();
   if (spec.is_null()) return Status::ok();
-  return add(spec, 0).with_context("normalizer");
+  return add_components(spec, "normalizers", [this](const json& one, const std::string& type) {
+           return add(one, type);
+         }).with_context("normalizer");
 }
 
-Status Normalizer::add(const json& spec, int depth) {
-  if (depth > kMaxComponentDepth) return Status::error("Sequence nested too deeply");
-  std::string type;
-  MAGNETAR_TRY(component_type(spec, &type));
+Status Normalizer::add(const json& spec, const std::string& type) {
   auto step = std::make_unique<Step>();
-  if (type == "Sequence") {
-    const json* list = nullptr;
-    MAGNETAR_TRY(get_array(spec, "normalizers", &list));
-    for (const json& child : *list) MAGNETAR_TRY(add(child, depth + 1));
-    return Status::ok();
-  } else if (type == "NFC" || type == "NFD" || type == "NFKC" || type == "NFKD") {
+  if (type == "NFC" || type == "NFD" || type == "NFKC" || type == "NFKD") {
     step->kind = Step::Kind::Unicode;
     int options = UTF8PROC_STABLE | (type[type.size() - 1] == 'C' ? UTF8PROC_COMPOSE : UTF8PROC_DECOMPOSE);
     if (type.size() == 4) options |= UTF8PROC_COMPAT;

@@ -28,7 +28,7 @@ class Normalizer {
   struct Step;
 
  private:
-  Status add(const nlohmann::json& spec, int depth);
+  Status add(const nlohmann::json& spec, const std::string& type);  // one non-Sequence component
   std::vector<std::unique_ptr<Step>> steps_;
 };
 

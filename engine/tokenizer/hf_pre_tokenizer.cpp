@@ -184,14 +184,13 @@ Status PreTokenizer::load(const json& spec) {
   steps_.clear();
   byte_level_ = false;
   if (spec.is_null()) return Status::ok();
-  return add(spec, 0).with_context("pre_tokenizer");
+  return add_components(spec, "pretokenizers", [this](const json& one, const std::string& type) {
+           return add(one, type);
+         }).with_context("pre_tokenizer");
 }
 
-Status PreTokenizer::add(const json& spec, int depth) {
-  if (depth > kMaxComponentDepth) return Status::error("Sequence nested too deeply");
+Status PreTokenizer::add(const json& spec, const std::string& type) {
   if (byte_level_) return Status::error("ByteLevel must be the last pre-tokenizer");
-  std::string type;
-  MAGNETAR_TRY(component_type(spec, &type));
   auto add_split = [&](std::string_view pattern, Behavior behavior, bool invert) -> Status {
     auto step = std::make_unique<Step>();
     MAGNETAR_TRY(step->regex.compile(pattern));
@@ -200,11 +199,7 @@ Status PreTokenizer::add(const json& spec, int depth) {
     steps_.push_back(std::move(step));
     return Status::ok();
   };
-  if (type == "Sequence") {
-    const json* list = nullptr;
-    MAGNETAR_TRY(get_array(spec, "pretokenizers", &list));
-    for (const json& child : *list) MAGNETAR_TRY(add(child, depth + 1));
-  } else if (type == "Split") {
+  if (type == "Split") {
     auto step = std::make_unique<Step>();
     std::string pattern, behavior;
     MAGNETAR_TRY(get_pattern(spec, &pattern, &step->is_literal));

@@ -38,7 +38,7 @@ class PreTokenizer {
   struct Step;
 
  private:
-  Status add(const nlohmann::json& spec, int depth);
+  Status add(const nlohmann::json& spec, const std::string& type);  // one non-Sequence component
   std::vector<std::unique_ptr<Step>> steps_;
   bool byte_level_ = false;
 };

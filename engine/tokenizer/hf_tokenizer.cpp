@@ -166,8 +166,10 @@ Status HfTokenizer::load_post_processor(const json& spec, int depth) {
 }
 
 Status HfTokenizer::load_stored(std::string_view stored) {
-  json j = json::parse(stored.begin(), stored.end(), nullptr, false);
-  if (j.is_discarded() || !j.is_object() || j.value("format", "") != kStoredFormat)
+  json j;
+  const bool parsed = parse_json_object(stored, "stored tokenizer", &j).is_ok();
+  const auto format = parsed ? j.find("format") : j.end();
+  if (!parsed || format == j.end() || !format->is_string() || *format != kStoredFormat)
     return Status::error("tokenizer section is not a stored tokenizer.json (" + std::string(kStoredFormat) + ")");
   bool clean_up = false;
   MAGNETAR_TRY(get_bool(j, "clean_up_tokenization_spaces", false, &clean_up));
@@ -278,12 +280,11 @@ namespace {
 
 Status parse_files(std::string_view tokenizer_json, std::string_view tokenizer_config, json* tokenizer,
                    bool* clean_up) {
-  *tokenizer = json::parse(tokenizer_json.begin(), tokenizer_json.end(), nullptr, false);
-  if (tokenizer->is_discarded()) return Status::error("tokenizer.json: malformed JSON");
+  MAGNETAR_TRY(parse_json_object(tokenizer_json, "tokenizer.json", tokenizer));
   *clean_up = false;
   if (tokenizer_config.empty()) return Status::ok();
-  json c = json::parse(tokenizer_config.begin(), tokenizer_config.end(), nullptr, false);
-  if (c.is_discarded() || !c.is_object()) return Status::error("tokenizer_config.json: malformed JSON");
+  json c;
+  MAGNETAR_TRY(parse_json_object(tokenizer_config, "tokenizer_config.json", &c));
   return get_bool(c, "clean_up_tokenization_spaces", false, clean_up).with_context("tokenizer_config.json");
 }
 

@@ -50,6 +50,15 @@ void put_float(std::string* out, uint32_t field, float f) {
   for (int i = 0; i < 4; ++i) out->push_back(static_cast<char>((bits >> (8 * i)) & 0xff));
 }
 
+// ModelProto field 1: one SentencePiece {piece, score, type}.
+void put_piece(std::string* out, const VocabPiece& p) {
+  std::string piece;
+  put_bytes(&piece, 1, p.piece);
+  put_float(&piece, 2, p.score);
+  put_int(&piece, 3, static_cast<int>(p.type));
+  put_bytes(out, 1, piece);
+}
+
 bool is_byte_piece(const std::string& p) {
   auto hex = [](char c) { return (c >= '0' && c <= '9') || (c >= 'A' && c <= 'F'); };
   return p.size() == 6 && p.compare(0, 3, "<0x") == 0 && hex(p[3]) && hex(p[4]) && p[5] == '>';
@@ -88,13 +97,7 @@ Status build_sentencepiece_model(const ModelSpec& spec, std::string* out) {
   MAGNETAR_TRY(check_special(spec.pad_id, PieceType::Control, "pad"));
   if (spec.unk_id < 0) return Status::error("sentencepiece model: unk_id is required");
 
-  for (const VocabPiece& p : spec.pieces) {
-    std::string piece;
-    put_bytes(&piece, 1, p.piece);
-    put_float(&piece, 2, p.score);
-    put_int(&piece, 3, static_cast<int>(p.type));
-    put_bytes(out, 1, piece);
-  }
+  for (const VocabPiece& p : spec.pieces) put_piece(out, p);
 
   std::string trainer;
   put_int(&trainer, 3, static_cast<int>(spec.model_type));
@@ -119,6 +122,10 @@ Status build_sentencepiece_model(const ModelSpec& spec, std::string* out) {
   put_int(&normalizer, 5, spec.escape_whitespaces ? 1 : 0);
   put_bytes(out, 3, normalizer);
   return Status::ok();
+}
+
+void append_pieces(const std::vector<VocabPiece>& pieces, std::string* model_proto) {
+  for (const VocabPiece& p : pieces) put_piece(model_proto, p);
 }
 
 Status llama2c_vocab_to_spec(const std::string& bytes, const std::string& origin, ModelSpec* out) {

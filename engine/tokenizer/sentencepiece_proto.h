@@ -42,6 +42,11 @@ struct ModelSpec {
 // wrong type, no unknown piece.
 Status build_sentencepiece_model(const ModelSpec& spec, std::string* out);
 
+// Appends pieces to a serialized ModelProto: `pieces` is a repeated field, so they take the ids
+// after its last piece. For added tokens a tokenizer_config.json lists past the end of a
+// tokenizer.model (Phi-3's <|user|>, <|end|>, ...). The caller checks names are new.
+void append_pieces(const std::vector<VocabPiece>& pieces, std::string* model_proto);
+
 // A llama2.c tokenizer file (int32 max_token_length, then per token: float32 score, int32 length,
 // bytes) as a ModelSpec: "<unk>" → Unknown, "\n<s>\n" / "\n</s>\n" → Control "<s>" / "</s>",
 // "<0xAB>" → Byte, other pieces Normal with ' ' turned back into "▁". `origin` names the file.

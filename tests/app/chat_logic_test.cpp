@@ -145,6 +145,13 @@ TEST(Predictions, SpeedAndMemory) {
   EXPECT_EQ(predicted_ram_bytes(1000, 2, 2, 32, 100, KvType::Int8),
             1000u + 2u * (2 * 64 * 100 + 2 * 2 * 100 * 4) + (64u << 20));
   EXPECT_LT(bytes_per_parameter(WeightType::Q4_0), bytes_per_parameter(WeightType::Q8_0));
+  EXPECT_DOUBLE_EQ(bytes_per_parameter(WeightType::Q6_K), 210.0 / 256.0);  // the type record's block
+  EXPECT_LT(bytes_per_parameter(WeightType::Q4_K_M), bytes_per_parameter(WeightType::Q5_K_M));
+  EXPECT_LT(bytes_per_parameter(WeightType::Q5_K_M), bytes_per_parameter(WeightType::Q6_K));
+  // The drop dialog's pre-selection: Q4_K_M above 1B parameters, F16 below.
+  EXPECT_EQ(recommended_weight_type(1100000000), WeightType::Q4_K_M);
+  EXPECT_EQ(recommended_weight_type(260000), WeightType::F16);
+  EXPECT_EQ(recommended_weight_type(kRecommendKQuantAbove), WeightType::F16);
   EXPECT_EQ(reply_reserve_tokens(512, 256), 64);
   EXPECT_EQ(reply_reserve_tokens(100, 256), 25);
   EXPECT_EQ(reply_reserve_tokens(4096, 10), 10);
@@ -153,6 +160,7 @@ TEST(Predictions, SpeedAndMemory) {
 TEST(Predictions, ConvertedFileNames) {
   EXPECT_EQ(converted_model_file_name("/data/TinyLlama 1.1B/", "f16"), "TinyLlama_1.1B-f16.mgn");
   EXPECT_EQ(converted_model_file_name("/x/stories260K.bin", "q8_0"), "stories260K-q8_0.mgn");
+  EXPECT_EQ(converted_model_file_name("/x/tiny-llama-Q4_K_M.gguf", "f16"), "tiny-llama-Q4_K_M-f16.mgn");
   EXPECT_EQ(converted_model_file_name("/data/stories260K-hf/bf16", "f16"), "stories260K-hf-bf16-f16.mgn");
 }
 

@@ -89,6 +89,14 @@ class EngineBridgeTest : public ::testing::Test {
     return g;
   }
 
+  EngineCommand inspect(const std::string& path) {
+    EngineCommand c;
+    c.kind = EngineCommand::Kind::Inspect;
+    c.request_id = next_id_++;
+    c.path = path;
+    return c;
+  }
+
   static std::string text_of(const std::vector<EngineEvent>& events) {
     std::string text;
     for (const EngineEvent& e : events)
@@ -139,26 +147,42 @@ TEST_F(EngineBridgeTest, StreamsTheSameTextAsTheEngineDirectly) {
 
 TEST_F(EngineBridgeTest, InspectsASourceOnTheEngineThread) {
   MAGNETAR_REQUIRE_TESTDATA("stories260K-hf/f32");
-  EngineCommand inspect;
-  inspect.kind = EngineCommand::Kind::Inspect;
-  inspect.request_id = next_id_++;
-  inspect.path = test::testdata_path("stories260K-hf/f32");
-  auto events = run(inspect, {EventKind::SourceInspected, EventKind::InspectFailed});
+  EngineCommand command = inspect(test::testdata_path("stories260K-hf/f32"));
+  auto events = run(command, {EventKind::SourceInspected, EventKind::InspectFailed});
   ASSERT_EQ(events.back().kind, EventKind::SourceInspected) << events.back().text_view();
-  EXPECT_EQ(events.back().request_id, inspect.request_id);
+  EXPECT_EQ(events.back().request_id, command.request_id);
   SourceSummary direct;
-  ASSERT_TRUE(inspect_source(inspect.path, &direct).is_ok());
+  ASSERT_TRUE(inspect_source(command.path, &direct).is_ok());
   const std::optional<SourceSummary> summary = bridge_->take_source_summary();
   ASSERT_TRUE(summary.has_value());
   EXPECT_EQ(summary->n_params, direct.n_params);
   EXPECT_EQ(summary->n_layers, direct.n_layers);
   EXPECT_FALSE(bridge_->take_source_summary().has_value());  // taken once
 
-  inspect.request_id = next_id_++;
-  inspect.path = dir_ + "/no-such-folder";
-  events = run(inspect, {EventKind::SourceInspected, EventKind::InspectFailed});
+  events = run(inspect(dir_ + "/no-such-folder"), {EventKind::SourceInspected, EventKind::InspectFailed});
   EXPECT_EQ(events.back().kind, EventKind::InspectFailed);
   EXPECT_FALSE(events.back().text_view().empty());
+}
+
+// The drop flow: inspect, then convert the same source (the bridge converts the inspected plan,
+// issue 14) — the result is the file converting the path directly gives.
+TEST_F(EngineBridgeTest, ConvertsTheSourceItInspected) {
+  MAGNETAR_REQUIRE_TESTDATA("stories260K-hf/f32");
+  EngineCommand command = inspect(test::testdata_path("stories260K-hf/f32"));
+  auto events = run(command, {EventKind::SourceInspected, EventKind::InspectFailed});
+  ASSERT_EQ(events.back().kind, EventKind::SourceInspected) << events.back().text_view();
+  EngineCommand convert;
+  convert.kind = EngineCommand::Kind::Convert;
+  convert.request_id = next_id_++;
+  convert.path = command.path;
+  convert.out_path = dir_ + "/inspected.mgn";
+  convert.weight_type = WeightType::Q8_0;
+  events = run(convert, {EventKind::ConvertDone, EventKind::ConvertFailed});
+  ASSERT_EQ(events.back().kind, EventKind::ConvertDone) << events.back().text_view();
+  ConvertOptions options;
+  options.weight_type = WeightType::Q8_0;
+  ASSERT_TRUE(convert_model(command.path, dir_ + "/direct.mgn", options).is_ok());
+  EXPECT_EQ(test::read_file(dir_ + "/inspected.mgn"), test::read_file(dir_ + "/direct.mgn"));
 }
 
 TEST_F(EngineBridgeTest, LoadsWithTheKvCacheTypeAsked) {

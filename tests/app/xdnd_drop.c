@@ -61,6 +61,9 @@ static char* make_uri_list(const char* path) {
   return uri;
 }
 
+/* How long the target may take to answer: generous, for a loaded machine's slow frames. */
+static const double kReplySeconds = 30.0;
+
 /* Waits up to `seconds` for an event satisfying `want`; handles selection requests meanwhile. */
 static int wait_for(Display* dpy, Window source, const char* uri_list, double seconds, Atom want_client,
                     XEvent* out) {
@@ -169,7 +172,7 @@ int main(int argc, char** argv) {
   send_client_message(dpy, target, XdndPosition, (long)source, 0, ((long)x << 16) | (y & 0xffff), CurrentTime,
                       (long)XdndActionCopy);
   XEvent status;
-  if (!wait_for(dpy, source, uri_list, 10.0, XdndStatus, &status)) {
+  if (!wait_for(dpy, source, uri_list, kReplySeconds, XdndStatus, &status)) {
     fprintf(stderr, "xdnd_drop: no XdndStatus from the target\n");
     return 1;
   }
@@ -180,7 +183,7 @@ int main(int argc, char** argv) {
   }
   send_client_message(dpy, target, XdndDrop, (long)source, 0, CurrentTime, 0, 0);
   XEvent finished;
-  if (!wait_for(dpy, source, uri_list, 10.0, XdndFinished, &finished)) {
+  if (!wait_for(dpy, source, uri_list, kReplySeconds, XdndFinished, &finished)) {
     fprintf(stderr, "xdnd_drop: no XdndFinished from the target\n");
     return 1;
   }

@@ -14,6 +14,7 @@
 #include "kernels/kernels.h"
 #include "kernels/quant.h"
 #include "magnetar/engine.h"
+#include "magnetar/tools.h"
 #include "model/synth.h"
 
 namespace magnetar {
@@ -25,6 +26,10 @@ TEST(Synth, KnownShapesMatchPublishedParameterCounts) {
       {"gemma-2b", 2506172416ull},    {"gemma-7b", 8537680896ull},
       {"llama-2-7b", 6738415616ull},  {"tinyllama-1.1b", 1100048384ull},
       {"stories15M", 15191712ull},
+      // Today's architectures (Hugging Face safetensors totals; tied heads counted once).
+      {"llama-3.2-1b", 1235814400ull}, {"llama-3.1-8b", 8030261248ull},
+      {"qwen2.5-1.5b", 1543714304ull}, {"gemma-3-1b", 999885952ull},
+      {"phi-3.5-mini", 3821079552ull},
   };
   for (const auto& [name, params] : expected) {
     const synth::Spec* spec = synth::find_spec(name);
@@ -214,6 +219,59 @@ TEST(Synth, QuantizedModelsHoldTheQuantizedNoise) {
   test::remove_tree(dir);
 }
 
+// K-quant mixes (synth --dtype q4_k_m): the converter's per-tensor rule on the real shapes —
+// the LM head Q6_K, attn_v / ffn_down Q6_K in llama.cpp's use_more_bits layers (wqkv then
+// stored as wq, wk, wv), the rest Q4_K; a 256-wide tiny model writes, loads and runs.
+TEST(Synth, MixesChooseTypesPerTensorAndRun) {
+  const auto decls = synth::tensor_decls(*synth::find_spec("llama-2-7b"), format::DType::F16, format::QuantMix::Q4_K_M);
+  auto find = [&](const std::string& name) -> const format::TensorDecl* {
+    for (const auto& d : decls)
+      if (d.name == name) return &d;
+    return nullptr;
+  };
+  ASSERT_NE(find("output"), nullptr);
+  EXPECT_EQ(find("output")->dtype, format::DType::Q6_K);
+  EXPECT_EQ(find("tok_embeddings")->dtype, format::DType::Q4_K);  // untied
+  // 32 layers: layers 0-3, 28-31 and 6, 9, ..., 27 get more bits.
+  for (int layer : {0, 3, 6, 27, 31}) {
+    const std::string p = "layers." + std::to_string(layer) + ".";
+    ASSERT_NE(find(p + "wv"), nullptr) << layer;
+    EXPECT_EQ(find(p + "wv")->dtype, format::DType::Q6_K);
+    EXPECT_EQ(find(p + "wv")->rows, 4096u);
+    EXPECT_EQ(find(p + "wq")->dtype, format::DType::Q4_K);
+    EXPECT_EQ(find(p + "w_down")->dtype, format::DType::Q6_K);
+  }
+  for (int layer : {4, 5, 7, 26}) {
+    const std::string p = "layers." + std::to_string(layer) + ".";
+    ASSERT_NE(find(p + "wqkv"), nullptr) << layer;
+    EXPECT_EQ(find(p + "wqkv")->dtype, format::DType::Q4_K);
+    EXPECT_EQ(find(p + "w_down")->dtype, format::DType::Q4_K);
+    EXPECT_EQ(find(p + "w_gate_up")->dtype, format::DType::Q4_K);
+  }
+
+  const std::string dir = test::make_temp_dir("synth-mix");
+  synth::Spec spec = tiny_spec(Architecture::Llama);
+  spec.dim = 256, spec.hidden_dim = 512, spec.n_heads = 4, spec.head_dim = 64;
+  for (format::QuantMix mix : {format::QuantMix::Q4_K_M, format::QuantMix::Q5_K_M}) {
+    const std::string path = dir + "/tiny-mix.mgn";
+    synth::Options options;
+    options.mix = mix;
+    ASSERT_TRUE(synth::write_model(spec, options, path).is_ok());
+    std::unique_ptr<Model> model;
+    ASSERT_TRUE(Model::load(path, LoadOptions{}, &model).is_ok());
+    std::unique_ptr<Session> session;
+    ASSERT_TRUE(Session::create(*model, &session).is_ok());
+    GenerateRequest request;
+    request.prompt = {1, 400, 401, 402};
+    request.max_tokens = 3;
+    request.stop_at_eog = false;
+    GenerateResult result;
+    ASSERT_TRUE(session->generate(request, &result).is_ok());
+    EXPECT_EQ(result.tokens.size(), 3u);
+  }
+  test::remove_tree(dir);
+}
+
 // Read mode lays matrices of 3073+ columns out in column stripes (ops/ops.h); a mapped file keeps
 // the plain layout. Both must give the same logits, for prefill and for decode steps. Two shapes
 // keep the files small: a wide FFN (w_down striped) and a wide model dimension (wqkv, w_gate_up
@@ -277,6 +335,43 @@ TEST(Synth, RejectsQuantizingRowsOfPartialBlocksAndLeavesNothing) {
   EXPECT_NE(s.message().find("32-blocks"), std::string::npos) << s.message();
   uint64_t size = 0;
   EXPECT_FALSE(platform::file_size(dir + "/x.mgn", &size).is_ok());
+  test::remove_tree(dir);
+}
+
+// `synth --layers N`: a model's shapes with only its first layers, a small file that runs.
+TEST(Synth, FirstLayersOnlyKeepTheShapesAndRun) {
+  const std::string dir = test::make_temp_dir("synth-layers");
+  const synth::Spec& full = *synth::find_spec("stories15M");
+  SynthOptions options;
+  options.n_layers = 2;
+  const uint64_t per_layer = (synthetic_parameter_count("stories15M") - synthetic_parameter_count("stories15M", 2)) /
+                             uint64_t(full.n_layers - 2);
+  EXPECT_EQ(synthetic_parameter_count("stories15M", 1) + per_layer, synthetic_parameter_count("stories15M", 2));
+  ASSERT_TRUE(write_synthetic_model("stories15M", options, dir + "/two.mgn").is_ok());
+  std::unique_ptr<Model> model;
+  ASSERT_TRUE(Model::load(dir + "/two.mgn", LoadOptions{}, &model).is_ok());
+  EXPECT_EQ(model->info().n_layers, 2);
+  EXPECT_EQ(model->info().dim, full.dim);
+  EXPECT_EQ(model->info().vocab_size, full.vocab_size);
+  std::unique_ptr<Session> session;
+  ASSERT_TRUE(Session::create(*model, &session).is_ok());
+  GenerateRequest request;
+  request.prompt = {1, 400, 401};
+  request.max_tokens = 4;
+  request.stop_at_eog = false;
+  GenerateResult result;
+  ASSERT_TRUE(session->generate(request, &result).is_ok());
+  EXPECT_EQ(result.tokens.size(), 4u);
+
+  options.n_layers = full.n_layers + 1;
+  const Status s = write_synthetic_model("stories15M", options, dir + "/seven.mgn");
+  EXPECT_FALSE(s.is_ok());
+  EXPECT_NE(s.message().find("has 6 layers"), std::string::npos) << s.message();
+  EXPECT_EQ(synthetic_parameter_count("stories15M", full.n_layers + 1), 0u);
+  uint64_t size = 0;
+  EXPECT_FALSE(platform::file_size(dir + "/seven.mgn", &size).is_ok());
+  session.reset();
+  model.reset();
   test::remove_tree(dir);
 }
 

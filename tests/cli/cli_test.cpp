@@ -9,6 +9,8 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <utility>
+#include <vector>
 
 #include "common/testdata.h"
 
@@ -290,6 +292,27 @@ TEST_F(Cli, ConvertOutputDtypeAndInfoTypeSummary) {
   EXPECT_NE(bad.out.find("--output-dtype must be"), std::string::npos) << bad.out;
 }
 
+// convert --dtype q4_k_m: llama.cpp's mix on a 256-wide model (the tiny Gemma F32 GGUF: Q6_K
+// tied table, attn_v and ffn_down of the last layer Q6_K, the rest Q4_K), and the fallbacks on
+// a 64-wide one (stories260K: Q5_0, Q8_0 for the Q6_K tensors, F16 for 172-wide rows).
+TEST_F(Cli, ConvertToAKQuantMixAndInfoShowsItsTypes) {
+  MAGNETAR_REQUIRE_TESTDATA("gguf-kquants/tiny-gemma-f32.gguf");
+  MAGNETAR_REQUIRE_TESTDATA("stories260K/stories260K.bin");
+  const std::string model = dir_ + "/gemma-q4_k_m.mgn";
+  Output c = run_cli("convert " + quoted(test::testdata_path("gguf-kquants/tiny-gemma-f32.gguf")) + " " +
+                     quoted(model) + " --dtype Q4_K_M", true);
+  ASSERT_EQ(c.exit_code, 0) << c.out;
+  EXPECT_NE(c.out.find("(q4_k_m weights)"), std::string::npos) << c.out;
+  const std::pair<std::string, std::vector<const char*>> expected[] = {
+      {model, {"tensor types    f32 5 (0.0 MiB), q4_k 8 (", "q6_k 3 (", "layers.1.wv                      q6_k"}},
+      {convert_stories("q4_k_m"), {"tensor types    f16 5 (", "q5_0 17 (", "q8_0 3 ("}}};
+  for (const auto& [path, lines] : expected) {
+    Output o = run_cli("info -m " + quoted(path) + " --tensors");
+    ASSERT_EQ(o.exit_code, 0);
+    for (const char* line : lines) EXPECT_NE(o.out.find(line), std::string::npos) << line << "\n" << o.out;
+  }
+}
+
 // --kv: the candidate's KV cache type (the reference keeps f32); run decodes through it too.
 TEST_F(Cli, KvOptionReachesEvalAndRun) {
   MAGNETAR_REQUIRE_TESTDATA("stories260K/stories260K.bin");
@@ -353,6 +376,7 @@ TEST_F(Cli, OptionValuesAreRangeChecked) {
       {"bench -m x --threads 1000", "--threads"}, {"bench -m x --threads 0", "--threads"},
       {"bench -m x --reps 1e3", "--reps"},    {"bench -m x --idle-seconds nan", "--idle-seconds"},
       {"chat -m x -n 0", "-n"},               {"synth --like stories15M --seed -1 out", "--seed"},
+      {"synth --like stories15M --layers -1 out", "--layers"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.args);

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <functional>
 #include <nlohmann/json.hpp>
 
 #include "common/testdata.h"
@@ -16,79 +17,35 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-class ConvertErrorTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    root_ = make_temp_dir("convert-errors");
-    out_dir_ = root_ + "/out";
-    fs::create_directory(out_dir_);
-  }
-  void TearDown() override { remove_tree(root_); }
-
-  // A writable copy of a test data folder.
-  std::string copy(const std::string& relative) {
-    const std::string dst = root_ + "/src-" + std::to_string(++copies_);
-    copy_folder(testdata_path(relative), dst);
-    return dst;
-  }
-
-  // Converts and expects failure with every one of `needles` in the message, and an empty
-  // output folder afterwards.
-  void expect_error(const std::string& source, std::initializer_list<std::string> needles,
-                    WeightType type = WeightType::F16, const std::string& tokenizer = "") {
-    ConvertOptions options;
-    options.weight_type = type;
-    options.tokenizer_path = tokenizer;
-    Status s = convert_model(source, out_dir_ + "/model.mgn", options);
-    ASSERT_FALSE(s.is_ok()) << "converting " << source << " should fail";
-    for (const std::string& n : needles)
-      EXPECT_NE(s.message().find(n), std::string::npos)
-          << "message \"" << s.message() << "\" lacks \"" << n << "\"";
-    EXPECT_TRUE(list_dir(out_dir_).empty()) << "output or temporary file left behind";
-  }
-
-  void edit_json(const std::string& path, const std::function<void(json&)>& edit) {
-    json j = json::parse(read_file(path));
-    edit(j);
-    write_file(path, j.dump(2));
-  }
-
-  std::string root_, out_dir_;
-  int copies_ = 0;
-};
-
-#define REQUIRE_DATA()                                   \
-  MAGNETAR_REQUIRE_TESTDATA("stories260K-hf/f32");       \
-  MAGNETAR_REQUIRE_TESTDATA("stories260K-hf/f32-sharded"); \
-  MAGNETAR_REQUIRE_TESTDATA("stories260K/stories260K.bin")
+using ConvertErrorTest = ConvertFailureTest;
 
 TEST_F(ConvertErrorTest, MissingSource) {
   expect_error(root_ + "/nowhere", {"nowhere", "not found"});
 }
 
 TEST_F(ConvertErrorTest, MissingConfigJson) {
-  REQUIRE_DATA();
+  MAGNETAR_REQUIRE_CONVERT_TEST_DATA();
   std::string src = copy("stories260K-hf/f32");
   fs::remove(src + "/config.json");
   expect_error(src, {src, "no config.json"});
 }
 
 TEST_F(ConvertErrorTest, MalformedConfigJson) {
-  REQUIRE_DATA();
+  MAGNETAR_REQUIRE_CONVERT_TEST_DATA();
   std::string src = copy("stories260K-hf/f32");
   write_file(src + "/config.json", "{\"architectures\": [\"LlamaForCausalLM\"], \"hidden_size\": ");
   expect_error(src, {"config.json", "malformed JSON"});
 }
 
 TEST_F(ConvertErrorTest, ConfigValueOfTheWrongType) {
-  REQUIRE_DATA();
+  MAGNETAR_REQUIRE_CONVERT_TEST_DATA();
   std::string src = copy("stories260K-hf/f32");
   edit_json(src + "/config.json", [](json& j) { j["num_hidden_layers"] = "five"; });
   expect_error(src, {"config.json", "num_hidden_layers", "must be a number"});
 }
 
 TEST_F(ConvertErrorTest, UnknownArchitectureIsNamedAndSupportedOnesListed) {
-  REQUIRE_DATA();
+  MAGNETAR_REQUIRE_CONVERT_TEST_DATA();
   std::string src = copy("stories260K-hf/f32");
   edit_json(src + "/config.json", [](json& j) { j["architectures"] = {"FalconForCausalLM"}; });
   expect_error(src, {"config.json", "FalconForCausalLM", "not supported", "LlamaForCausalLM",
@@ -99,7 +56,7 @@ TEST_F(ConvertErrorTest, UnknownArchitectureIsNamedAndSupportedOnesListed) {
 
 // RoPE scalings that are not implemented are refused by name, never run wrongly.
 TEST_F(ConvertErrorTest, UnimplementedRopeScalingIsNamed) {
-  REQUIRE_DATA();
+  MAGNETAR_REQUIRE_CONVERT_TEST_DATA();
   for (const char* type : {"longrope", "yarn", "dynamic"}) {
     std::string src = copy("stories260K-hf/f32");
     edit_json(src + "/config.json", [&](json& j) {
@@ -116,7 +73,7 @@ TEST_F(ConvertErrorTest, UnimplementedRopeScalingIsNamed) {
 }
 
 TEST_F(ConvertErrorTest, Llama3RopeScalingNeedsItsFields) {
-  REQUIRE_DATA();
+  MAGNETAR_REQUIRE_CONVERT_TEST_DATA();
   std::string src = copy("stories260K-hf/f32");
   edit_json(src + "/config.json", [](json& j) {
     j["rope_scaling"] = {{"rope_type", "llama3"}, {"factor", 8.0}, {"low_freq_factor", 1.0}};
@@ -125,7 +82,7 @@ TEST_F(ConvertErrorTest, Llama3RopeScalingNeedsItsFields) {
 }
 
 TEST_F(ConvertErrorTest, QwenSlidingWindowLayersAreRefused) {
-  REQUIRE_DATA();
+  MAGNETAR_REQUIRE_CONVERT_TEST_DATA();
   std::string src = copy("stories260K-hf/f32");
   edit_json(src + "/config.json", [](json& j) {
     j["architectures"] = {"Qwen2ForCausalLM"};
@@ -135,7 +92,7 @@ TEST_F(ConvertErrorTest, QwenSlidingWindowLayersAreRefused) {
 }
 
 TEST_F(ConvertErrorTest, IrregularLayerTypesAreRefused) {
-  REQUIRE_DATA();
+  MAGNETAR_REQUIRE_CONVERT_TEST_DATA();
   std::string src = copy("stories260K-hf/f32");
   edit_json(src + "/config.json", [](json& j) {
     j["architectures"] = {"Gemma2ForCausalLM"};
@@ -147,14 +104,14 @@ TEST_F(ConvertErrorTest, IrregularLayerTypesAreRefused) {
 }
 
 TEST_F(ConvertErrorTest, AttentionBiasOutsideQwen2IsRefused) {
-  REQUIRE_DATA();
+  MAGNETAR_REQUIRE_CONVERT_TEST_DATA();
   std::string src = copy("stories260K-hf/f32");
   edit_json(src + "/config.json", [](json& j) { j["attention_bias"] = true; });
   expect_error(src, {"attention_bias", "not supported", "LlamaForCausalLM"});
 }
 
 TEST_F(ConvertErrorTest, MissingTokenizerModel) {
-  REQUIRE_DATA();
+  MAGNETAR_REQUIRE_CONVERT_TEST_DATA();
   std::string src = copy("stories260K-hf/f32");
   fs::remove(src + "/tokenizer.model");
   fs::remove(src + "/tokenizer.json");
@@ -162,28 +119,55 @@ TEST_F(ConvertErrorTest, MissingTokenizerModel) {
 }
 
 TEST_F(ConvertErrorTest, CorruptTokenizerModel) {
-  REQUIRE_DATA();
+  MAGNETAR_REQUIRE_CONVERT_TEST_DATA();
   std::string src = copy("stories260K-hf/f32");
   write_file(src + "/tokenizer.model", "this is not a protobuf");
   expect_error(src, {"tokenizer.model", "not a valid SentencePiece model"});
 }
 
 TEST_F(ConvertErrorTest, MalformedTokenizerConfig) {
-  REQUIRE_DATA();
+  MAGNETAR_REQUIRE_CONVERT_TEST_DATA();
   std::string src = copy("stories260K-hf/f32");
   write_file(src + "/tokenizer_config.json", "[1, 2");
   expect_error(src, {"tokenizer_config.json", "malformed JSON"});
 }
 
+// Phi-3's turn markers are added tokens past its tokenizer.model: they must continue it.
+TEST_F(ConvertErrorTest, AddedTokensThatCannotJoinTheTokenizerModel) {
+  MAGNETAR_REQUIRE_TESTDATA("models/tiny-phi3");
+  const std::string src = copy("models/tiny-phi3");
+  const std::string config = src + "/tokenizer_config.json";
+  const json original = json::parse(read_file(config));
+  auto with_added = [&](const std::function<void(json&)>& edit) {
+    json j = original;
+    edit(j["added_tokens_decoder"]);
+    write_file(config, j.dump(2));
+  };
+  with_added([](json& a) { a["32012"] = a["32010"], a.erase("32010"); });
+  expect_error(src, {"tokenizer_config.json", "added token 32012", "gap", "32010"});
+  with_added([](json& a) {
+    for (int id = 32011; id <= 32064; ++id) a[std::to_string(id)] = {{"content", "<|x" + std::to_string(id) + "|>"}};
+  });
+  expect_error(src, {"tokenizer_config.json", "added token 32064", "vocab_size 32064"});
+  with_added([](json& a) { a["32009"]["content"] = "<|user|>"; });
+  expect_error(src, {"tokenizer_config.json", "\"<|user|>\" appears twice"});
+  with_added([](json& a) { a["32010"]["content"] = "<s>"; });
+  expect_error(src, {"tokenizer_config.json", "\"<s>\" is already piece 1"});
+  with_added([](json& a) { a["first"] = {{"content", "<|first|>"}}; });
+  expect_error(src, {"tokenizer_config.json", "added_tokens_decoder entry \"first\""});
+  with_added([](json& a) { a["32010"]["content"] = 7; });
+  expect_error(src, {"tokenizer_config.json", "added_tokens_decoder entry \"32010\""});
+}
+
 TEST_F(ConvertErrorTest, MalformedGenerationConfig) {
-  REQUIRE_DATA();
+  MAGNETAR_REQUIRE_CONVERT_TEST_DATA();
   std::string src = copy("stories260K-hf/f32");
   write_file(src + "/generation_config.json", "{\"eos_token_id\": [2, ");
   expect_error(src, {"generation_config.json", "malformed JSON"});
 }
 
 TEST_F(ConvertErrorTest, EosIdThatIsNotATokenId) {
-  REQUIRE_DATA();
+  MAGNETAR_REQUIRE_CONVERT_TEST_DATA();
   std::string src = copy("stories260K-hf/f32");
   edit_json(src + "/generation_config.json", [](json& j) { j["eos_token_id"] = {2, "</s>"}; });
   expect_error(src, {"generation_config.json", "eos_token_id", "not a token id"});
@@ -192,14 +176,14 @@ TEST_F(ConvertErrorTest, EosIdThatIsNotATokenId) {
 }
 
 TEST_F(ConvertErrorTest, MissingWeights) {
-  REQUIRE_DATA();
+  MAGNETAR_REQUIRE_CONVERT_TEST_DATA();
   std::string src = copy("stories260K-hf/f32");
   fs::remove(src + "/model.safetensors");
   expect_error(src, {src, "no model.safetensors"});
 }
 
 TEST_F(ConvertErrorTest, MissingTensor) {
-  REQUIRE_DATA();
+  MAGNETAR_REQUIRE_CONVERT_TEST_DATA();
   std::string src = copy("stories260K-hf/f32");
   edit_safetensors_header(src + "/model.safetensors",
                           [](json& h) { h.erase("model.layers.3.mlp.up_proj.weight"); });
@@ -207,7 +191,7 @@ TEST_F(ConvertErrorTest, MissingTensor) {
 }
 
 TEST_F(ConvertErrorTest, TensorShapeDisagreesWithConfig) {
-  REQUIRE_DATA();
+  MAGNETAR_REQUIRE_CONVERT_TEST_DATA();
   std::string src = copy("stories260K-hf/f32");
   // 8 KV heads of 8 dims: k_proj should be [64, 64] but the file holds [32, 64].
   edit_json(src + "/config.json", [](json& j) { j["num_key_value_heads"] = 8; });
@@ -216,7 +200,7 @@ TEST_F(ConvertErrorTest, TensorShapeDisagreesWithConfig) {
 }
 
 TEST_F(ConvertErrorTest, ShapeDisagreesWithByteRange) {
-  REQUIRE_DATA();
+  MAGNETAR_REQUIRE_CONVERT_TEST_DATA();
   std::string src = copy("stories260K-hf/f32");
   edit_safetensors_header(src + "/model.safetensors", [](json& h) {
     h["model.layers.0.self_attn.q_proj.weight"]["shape"] = {64, 65};
@@ -225,7 +209,7 @@ TEST_F(ConvertErrorTest, ShapeDisagreesWithByteRange) {
 }
 
 TEST_F(ConvertErrorTest, UnsupportedTensorDtype) {
-  REQUIRE_DATA();
+  MAGNETAR_REQUIRE_CONVERT_TEST_DATA();
   std::string src = copy("stories260K-hf/f32");
   edit_safetensors_header(src + "/model.safetensors", [](json& h) {
     h["model.norm.weight"]["dtype"] = "I32";  // same byte size, a type Magnetar does not read
@@ -234,7 +218,7 @@ TEST_F(ConvertErrorTest, UnsupportedTensorDtype) {
 }
 
 TEST_F(ConvertErrorTest, TruncatedShard) {
-  REQUIRE_DATA();
+  MAGNETAR_REQUIRE_CONVERT_TEST_DATA();
   std::string src = copy("stories260K-hf/f32-sharded");
   const std::string shard = src + "/model-00002-of-00002.safetensors";
   std::string bytes = read_file(shard);
@@ -243,21 +227,21 @@ TEST_F(ConvertErrorTest, TruncatedShard) {
 }
 
 TEST_F(ConvertErrorTest, ShardTooShortForAHeader) {
-  REQUIRE_DATA();
+  MAGNETAR_REQUIRE_CONVERT_TEST_DATA();
   std::string src = copy("stories260K-hf/f32-sharded");
   write_file(src + "/model-00001-of-00002.safetensors", "abc");
   expect_error(src, {"model-00001-of-00002.safetensors", "truncated"});
 }
 
 TEST_F(ConvertErrorTest, MissingShard) {
-  REQUIRE_DATA();
+  MAGNETAR_REQUIRE_CONVERT_TEST_DATA();
   std::string src = copy("stories260K-hf/f32-sharded");
   fs::remove(src + "/model-00002-of-00002.safetensors");
   expect_error(src, {"model-00002-of-00002.safetensors", "missing"});
 }
 
 TEST_F(ConvertErrorTest, IndexPointsAtTheWrongShard) {
-  REQUIRE_DATA();
+  MAGNETAR_REQUIRE_CONVERT_TEST_DATA();
   std::string src = copy("stories260K-hf/f32-sharded");
   edit_json(src + "/model.safetensors.index.json", [](json& j) {
     j["weight_map"]["model.norm.weight"] =
@@ -269,14 +253,14 @@ TEST_F(ConvertErrorTest, IndexPointsAtTheWrongShard) {
 }
 
 TEST_F(ConvertErrorTest, MalformedIndex) {
-  REQUIRE_DATA();
+  MAGNETAR_REQUIRE_CONVERT_TEST_DATA();
   std::string src = copy("stories260K-hf/f32-sharded");
   write_file(src + "/model.safetensors.index.json", "{\"weight_map\": ");
   expect_error(src, {"model.safetensors.index.json", "malformed JSON"});
 }
 
 TEST_F(ConvertErrorTest, IndexNamesAFileOutsideTheFolder) {
-  REQUIRE_DATA();
+  MAGNETAR_REQUIRE_CONVERT_TEST_DATA();
   std::string src = copy("stories260K-hf/f32-sharded");
   edit_json(src + "/model.safetensors.index.json",
             [](json& j) { j["weight_map"]["model.norm.weight"] = "../elsewhere.safetensors"; });
@@ -285,21 +269,21 @@ TEST_F(ConvertErrorTest, IndexNamesAFileOutsideTheFolder) {
 }
 
 TEST_F(ConvertErrorTest, HeaderLengthPointsOutsideTheFile) {
-  REQUIRE_DATA();
+  MAGNETAR_REQUIRE_CONVERT_TEST_DATA();
   std::string src = copy("stories260K-hf/f32");
   set_safetensors_header_length(src + "/model.safetensors", 1ull << 40);
   expect_error(src, {"model.safetensors", "header length", "outside the file"});
 }
 
 TEST_F(ConvertErrorTest, HeaderLengthCutsTheJson) {
-  REQUIRE_DATA();
+  MAGNETAR_REQUIRE_CONVERT_TEST_DATA();
   std::string src = copy("stories260K-hf/f32");
   set_safetensors_header_length(src + "/model.safetensors", 100);
   expect_error(src, {"model.safetensors", "malformed JSON"});
 }
 
 TEST_F(ConvertErrorTest, TensorOffsetsOutsideTheFile) {
-  REQUIRE_DATA();
+  MAGNETAR_REQUIRE_CONVERT_TEST_DATA();
   std::string src = copy("stories260K-hf/f32");
   edit_safetensors_header(src + "/model.safetensors", [](json& h) {
     h["model.norm.weight"]["data_offsets"] = {50000000, 50000256};
@@ -308,7 +292,7 @@ TEST_F(ConvertErrorTest, TensorOffsetsOutsideTheFile) {
 }
 
 TEST_F(ConvertErrorTest, OverlappingTensorOffsets) {
-  REQUIRE_DATA();
+  MAGNETAR_REQUIRE_CONVERT_TEST_DATA();
   std::string src = copy("stories260K-hf/f32");
   edit_safetensors_header(src + "/model.safetensors", [](json& h) {
     // Same size as the layer-0 input norm, placed over the middle of the embedding.
@@ -319,7 +303,7 @@ TEST_F(ConvertErrorTest, OverlappingTensorOffsets) {
 }
 
 TEST_F(ConvertErrorTest, ReversedTensorOffsets) {
-  REQUIRE_DATA();
+  MAGNETAR_REQUIRE_CONVERT_TEST_DATA();
   std::string src = copy("stories260K-hf/f32");
   edit_safetensors_header(src + "/model.safetensors", [](json& h) {
     auto& o = h["model.norm.weight"]["data_offsets"];
@@ -329,7 +313,7 @@ TEST_F(ConvertErrorTest, ReversedTensorOffsets) {
 }
 
 TEST_F(ConvertErrorTest, TruncatedLlama2cCheckpoint) {
-  REQUIRE_DATA();
+  MAGNETAR_REQUIRE_CONVERT_TEST_DATA();
   std::string src = copy("stories260K");
   std::string bytes = read_file(src + "/stories260K.bin");
   write_file(src + "/stories260K.bin", bytes.substr(0, bytes.size() - 4096));
@@ -337,7 +321,7 @@ TEST_F(ConvertErrorTest, TruncatedLlama2cCheckpoint) {
 }
 
 TEST_F(ConvertErrorTest, Llama2cHeaderThatIsNotOne) {
-  REQUIRE_DATA();
+  MAGNETAR_REQUIRE_CONVERT_TEST_DATA();
   std::string src = copy("stories260K");
   std::string bytes = read_file(src + "/stories260K.bin");
   const int32_t bad_heads = 7;  // 64 is not a multiple of 7
@@ -347,33 +331,33 @@ TEST_F(ConvertErrorTest, Llama2cHeaderThatIsNotOne) {
 }
 
 TEST_F(ConvertErrorTest, Llama2cWithoutTokenizer) {
-  REQUIRE_DATA();
+  MAGNETAR_REQUIRE_CONVERT_TEST_DATA();
   const std::string src = root_ + "/lonely";
   fs::create_directory(src);
   write_file(src + "/stories260K.bin", read_file(testdata_path("stories260K/stories260K.bin")));
   expect_error(src + "/stories260K.bin", {"no tokenizer found", "tok512.bin", "--tokenizer"});
-  expect_error(src + "/stories260K.bin", {"missing.model", "not found"}, WeightType::F16,
+  expect_error(src + "/stories260K.bin", {"missing.model", "not found"},
                src + "/missing.model");
 }
 
 TEST_F(ConvertErrorTest, Llama2cTokenizerOfTheWrongSize) {
-  REQUIRE_DATA();
+  MAGNETAR_REQUIRE_CONVERT_TEST_DATA();
   MAGNETAR_REQUIRE_TESTDATA("gemma/tiny-gemma/tokenizer.model");
   expect_error(testdata_path("stories260K/stories260K.bin"), {"1024", "vocab_size 512"},
-               WeightType::F16, testdata_path("gemma/tiny-gemma/tokenizer.model"));
+               testdata_path("gemma/tiny-gemma/tokenizer.model"));
 }
 
 TEST_F(ConvertErrorTest, TruncatedLlama2cVocabulary) {
-  REQUIRE_DATA();
+  MAGNETAR_REQUIRE_CONVERT_TEST_DATA();
   std::string src = copy("stories260K");
   std::string bytes = read_file(src + "/tok512.bin");
   write_file(src + "/tok512.bin", bytes.substr(0, bytes.size() - 3));
-  expect_error(testdata_path("stories260K/stories260K.bin"), {"tok512.bin"}, WeightType::F16,
+  expect_error(testdata_path("stories260K/stories260K.bin"), {"tok512.bin"},
                src + "/tok512.bin");
 }
 
 TEST_F(ConvertErrorTest, OutputFolderMissing) {
-  REQUIRE_DATA();
+  MAGNETAR_REQUIRE_CONVERT_TEST_DATA();
   ConvertOptions options;
   Status s = convert_model(testdata_path("stories260K-hf/f32"), root_ + "/no/such/dir/m.mgn", options);
   ASSERT_FALSE(s.is_ok());

@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "common/testdata.h"
+#include "magnetar/convert.h"
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -162,6 +163,40 @@ std::vector<std::string> list_dir(const std::string& dir) {
   std::vector<std::string> names;
   for (const auto& entry : fs::directory_iterator(dir)) names.push_back(entry.path().filename().string());
   return names;
+}
+
+void ConvertFailureTest::SetUp() {
+  root_ = make_temp_dir("convert-failure");
+  out_dir_ = root_ + "/out";
+  fs::create_directory(out_dir_);
+}
+
+void ConvertFailureTest::TearDown() { remove_tree(root_); }
+
+std::string ConvertFailureTest::copy(const std::string& relative) {
+  const std::string dst = root_ + "/src-" + std::to_string(++copies_);
+  copy_folder(testdata_path(relative), dst);
+  return dst;
+}
+
+void ConvertFailureTest::expect_error(const std::string& source, std::initializer_list<std::string> needles,
+                                      const std::string& tokenizer) {
+  ConvertOptions options;
+  options.weight_type = WeightType::F16;
+  options.tokenizer_path = tokenizer;
+  const Status s = convert_model(source, out_dir_ + "/model.mgn", options);
+  ASSERT_FALSE(s.is_ok()) << "converting " << source << " should fail";
+  EXPECT_LT(s.message().size(), kMaxMessageBytes) << s.message().substr(0, 2000);
+  for (const std::string& n : needles)
+    EXPECT_NE(s.message().find(n), std::string::npos)
+        << "message \"" << s.message().substr(0, 2000) << "\" lacks \"" << n << "\"";
+  EXPECT_TRUE(list_dir(out_dir_).empty()) << "output or temporary file left behind";
+}
+
+void ConvertFailureTest::edit_json(const std::string& path, const std::function<void(json&)>& edit) {
+  json j = json::parse(read_file(path));
+  edit(j);
+  write_file(path, j.dump(2));
 }
 
 }  // namespace magnetar::test

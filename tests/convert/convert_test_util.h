@@ -1,13 +1,18 @@
 // Helpers for the converter tests: reading a converted model file's header, table and tensors;
-// reading safetensors sources independently of the converter; copying and altering test folders.
+// reading safetensors sources independently of the converter; copying and altering test folders;
+// the fixture of the failure tests (convert_errors_test, hardening_test).
 #pragma once
+#include <gtest/gtest.h>
+
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
+#include "common/testdata.h"
 #include "format/model_format.h"
 
 namespace magnetar::test {
@@ -45,5 +50,34 @@ void edit_safetensors_header(const std::string& path, const std::function<void(n
 // Overwrites the 8-byte header length of a safetensors file.
 void set_safetensors_header_length(const std::string& path, uint64_t length);
 std::vector<std::string> list_dir(const std::string& dir);
+
+// The test data the failure tests copy and break.
+#define MAGNETAR_REQUIRE_CONVERT_TEST_DATA()                 \
+  MAGNETAR_REQUIRE_TESTDATA("stories260K-hf/f32");          \
+  MAGNETAR_REQUIRE_TESTDATA("stories260K-hf/f32-sharded");  \
+  MAGNETAR_REQUIRE_TESTDATA("stories260K/stories260K.bin")
+
+// Conversions that must fail: each test breaks a writable copy of a test folder, converts it into
+// an empty output folder and expects a clear, bounded error and nothing left behind.
+class ConvertFailureTest : public ::testing::Test {
+ protected:
+  // Messages quote at most an excerpt of an untrusted value.
+  static constexpr size_t kMaxMessageBytes = 1000;
+
+  void SetUp() override;
+  void TearDown() override;
+
+  // A writable copy of a test data folder.
+  std::string copy(const std::string& relative);
+  // Converts `source` (F16 weights; `tokenizer`: ConvertOptions::tokenizer_path) and expects
+  // failure with every needle in a message under kMaxMessageBytes and an empty output folder.
+  void expect_error(const std::string& source, std::initializer_list<std::string> needles,
+                    const std::string& tokenizer = "");
+  // Rewrites a JSON file through `edit`.
+  void edit_json(const std::string& path, const std::function<void(nlohmann::json&)>& edit);
+
+  std::string root_, out_dir_;
+  int copies_ = 0;
+};
 
 }  // namespace magnetar::test

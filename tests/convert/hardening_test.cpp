@@ -14,6 +14,7 @@
 #include "convert/json_input.h"
 #include "convert_test_util.h"
 #include "magnetar/convert.h"
+#include "tokenizer/hf_tokenizer.h"
 
 #ifndef _WIN32
 #include <sys/stat.h>
@@ -28,8 +29,6 @@ using nlohmann::json;
 
 // Far past any stack: the old converter recursed this deep while building its message.
 constexpr int kHostileDepth = 100000;
-// Messages quote at most an excerpt of an untrusted value.
-constexpr size_t kMaxMessageBytes = 1000;
 
 std::string nested_array(int depth) { return std::string(depth, '[') + std::string(depth, ']'); }
 
@@ -47,48 +46,7 @@ void edit_safetensors_header_text(const std::string& path, const std::function<v
   write_file(path, out + header + data);
 }
 
-class ConvertHardeningTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    root_ = make_temp_dir("convert-hardening");
-    out_dir_ = root_ + "/out";
-    fs::create_directory(out_dir_);
-  }
-  void TearDown() override { remove_tree(root_); }
-
-  std::string copy(const std::string& relative) {
-    const std::string dst = root_ + "/src-" + std::to_string(++copies_);
-    copy_folder(testdata_path(relative), dst);
-    return dst;
-  }
-
-  // Converts `source` to `out` (default: a new file in the output folder), expects failure with
-  // every needle in a bounded message and no file left in the output folder.
-  void expect_error(const std::string& source, std::initializer_list<std::string> needles,
-                    const std::string& out = "") {
-    Status s = convert_model(source, out.empty() ? out_dir_ + "/model.mgn" : out, ConvertOptions{});
-    ASSERT_FALSE(s.is_ok()) << "converting " << source << " should fail";
-    EXPECT_LT(s.message().size(), kMaxMessageBytes) << s.message().substr(0, 2000);
-    for (const std::string& n : needles)
-      EXPECT_NE(s.message().find(n), std::string::npos)
-          << "message \"" << s.message().substr(0, 2000) << "\" lacks \"" << n << "\"";
-    EXPECT_TRUE(list_dir(out_dir_).empty()) << "output or temporary file left behind";
-  }
-
-  void edit_json(const std::string& path, const std::function<void(json&)>& edit) {
-    json j = json::parse(read_file(path));
-    edit(j);
-    write_file(path, j.dump(2));
-  }
-
-  std::string root_, out_dir_;
-  int copies_ = 0;
-};
-
-#define REQUIRE_DATA()                                     \
-  MAGNETAR_REQUIRE_TESTDATA("stories260K-hf/f32");         \
-  MAGNETAR_REQUIRE_TESTDATA("stories260K-hf/f32-sharded"); \
-  MAGNETAR_REQUIRE_TESTDATA("stories260K/stories260K.bin")
+using ConvertHardeningTest = ConvertFailureTest;
 
 // ---- JSON ------------------------------------------------------------------------------------
 
@@ -108,6 +66,26 @@ TEST(JsonInput, DepthIsMeasuredOutsideStringsAndBounded) {
   EXPECT_FALSE(convert::parse_json_object("{\"a\": ", "x.json", &j).is_ok());
 }
 
+// tokenizer.json (a folder's, or the copy stored in a model file) goes through the same bound.
+TEST(JsonInput, TokenizerJsonIsDepthBoundedAndTypeChecked) {
+  tok::HfTokenizer tokenizer;
+  Status s = tokenizer.load_files("{\"model\": " + nested_array(kHostileDepth) + "}", "");
+  ASSERT_FALSE(s.is_ok());
+  EXPECT_NE(s.message().find("tokenizer.json: JSON nested deeper"), std::string::npos) << s.message();
+  s = tokenizer.load_files("{}", "{\"a\": " + nested_array(kHostileDepth) + "}");
+  ASSERT_FALSE(s.is_ok());
+  EXPECT_NE(s.message().find("tokenizer_config.json: JSON nested deeper"), std::string::npos) << s.message();
+  EXPECT_FALSE(tokenizer.load_files("[1]", "").is_ok());  // not an object
+  EXPECT_FALSE(tokenizer.load_stored("{\"t\": " + nested_array(kHostileDepth) + "}").is_ok());
+  // A stored section whose "format" is not a string: an error, not nlohmann's type_error.
+  for (const char* stored : {"{\"format\": 5}", "{\"format\": [\"x\"]}", "{\"format\": null}", "[]"}) {
+    SCOPED_TRACE(stored);
+    s = tokenizer.load_stored(stored);
+    ASSERT_FALSE(s.is_ok());
+    EXPECT_NE(s.message().find("not a stored tokenizer.json"), std::string::npos) << s.message();
+  }
+}
+
 TEST(JsonInput, ExcerptIsCutAtACharacterBoundary) {
   const json long_string = std::string(10000, 'x');
   EXPECT_LE(convert::json_excerpt(long_string, 80).size(), 80u + 3);  // + the 3-byte "…"
@@ -120,7 +98,7 @@ TEST(JsonInput, ExcerptIsCutAtACharacterBoundary) {
 }
 
 TEST_F(ConvertHardeningTest, DeeplyNestedJsonInEveryReaderIsAnError) {
-  REQUIRE_DATA();
+  MAGNETAR_REQUIRE_CONVERT_TEST_DATA();
   const std::string deep = nested_array(kHostileDepth);
   struct Case {
     const char* folder;
@@ -147,7 +125,7 @@ TEST_F(ConvertHardeningTest, DeeplyNestedJsonInEveryReaderIsAnError) {
 }
 
 TEST_F(ConvertHardeningTest, ChatTemplateListEntriesAreTypeChecked) {
-  REQUIRE_DATA();
+  MAGNETAR_REQUIRE_CONVERT_TEST_DATA();
   const std::string src = copy("stories260K-hf/f32");
   for (const json& entry : {json{{"name", 5}, {"template", "x"}}, json{{"name", "default"}},
                             json{{"name", "default"}, {"template", 7}}, json("default")}) {
@@ -159,7 +137,7 @@ TEST_F(ConvertHardeningTest, ChatTemplateListEntriesAreTypeChecked) {
 }
 
 TEST_F(ConvertHardeningTest, EveryConfigFieldIsTypeChecked) {
-  REQUIRE_DATA();
+  MAGNETAR_REQUIRE_CONVERT_TEST_DATA();
   struct Case {
     const char* key;
     json value;
@@ -180,7 +158,7 @@ TEST_F(ConvertHardeningTest, EveryConfigFieldIsTypeChecked) {
 }
 
 TEST_F(ConvertHardeningTest, HugeValuesAreAbridgedInMessages) {
-  REQUIRE_DATA();
+  MAGNETAR_REQUIRE_CONVERT_TEST_DATA();
   const std::string src = copy("stories260K-hf/f32");
   const std::string huge(4 << 20, 'x');
   edit_json(src + "/config.json", [&](json& j) { j["num_hidden_layers"] = huge; });
@@ -193,7 +171,7 @@ TEST_F(ConvertHardeningTest, HugeValuesAreAbridgedInMessages) {
 }
 
 TEST_F(ConvertHardeningTest, ConfigWithFewerLayersThanTheWeightsIsRefused) {
-  REQUIRE_DATA();
+  MAGNETAR_REQUIRE_CONVERT_TEST_DATA();
   for (const char* folder : {"stories260K-hf/f32", "stories260K-hf/f32-sharded"}) {
     const std::string src = copy(folder);
     edit_json(src + "/config.json", [](json& j) { j["num_hidden_layers"] = 3; });
@@ -204,7 +182,7 @@ TEST_F(ConvertHardeningTest, ConfigWithFewerLayersThanTheWeightsIsRefused) {
 // ---- Outputs ---------------------------------------------------------------------------------
 
 TEST_F(ConvertHardeningTest, OutputThatIsAnInputIsRefusedAndTheInputKept) {
-  REQUIRE_DATA();
+  MAGNETAR_REQUIRE_CONVERT_TEST_DATA();
   const std::string llama2c = copy("stories260K");
   const std::string checkpoint = llama2c + "/stories260K.bin";
   const std::string sharded = copy("stories260K-hf/f32-sharded");
@@ -238,7 +216,7 @@ TEST_F(ConvertHardeningTest, OutputThatIsAnInputIsRefusedAndTheInputKept) {
 
 #ifndef _WIN32
 TEST_F(ConvertHardeningTest, NonRegularOutputTargetsAreRefused) {
-  REQUIRE_DATA();
+  MAGNETAR_REQUIRE_CONVERT_TEST_DATA();
   const std::string fifo = root_ + "/fifo";
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
   for (const std::string& out : {std::string("/dev/null"), fifo}) {
@@ -255,7 +233,7 @@ TEST_F(ConvertHardeningTest, NonRegularOutputTargetsAreRefused) {
 #endif
 
 TEST_F(ConvertHardeningTest, StaleTemporaryFilesOfDeadWritersAreRemoved) {
-  REQUIRE_DATA();
+  MAGNETAR_REQUIRE_CONVERT_TEST_DATA();
   const std::string out = out_dir_ + "/model.mgn";
   // No process has this id (above every pid_max and Windows' id range in practice).
   const std::string dead = out + ".tmp-2147483646";

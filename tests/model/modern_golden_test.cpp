@@ -52,6 +52,7 @@ struct GoldenCase {
   std::vector<float> greedy_margin;    // every greedy step (step 0 = last prompt position)
   std::vector<int> positions;          // rows of `logits`
   std::vector<float> logits;           // [positions.size(), vocab]
+  nlohmann::json messages;             // chat cases: the conversation the prompt renders
 };
 
 std::string golden_path(const std::string& file) { return test::testdata_path("models/goldens/" + file); }
@@ -65,6 +66,7 @@ GoldenCase load_case(const std::string& model, const std::string& name) {
   g.argmax = c["logits_all_argmax"].get<std::vector<int>>();
   g.top2_margin = c["logits_all_top2_margin"].get<std::vector<float>>();
   g.greedy_margin = c["greedy_32_top2_margin"].get<std::vector<float>>();
+  if (c.contains("messages")) g.messages = c["messages"];
   std::string file;
   if (c.contains("logits_sel_file")) {
     file = c["logits_sel_file"].get<std::string>();
@@ -324,6 +326,27 @@ TEST_P(ModernGolden, F32Greedy32Match) {
   EXPECT_EQ(test::greedy_tokens(*m.session, g.prompt_ids, 32), g.greedy_32);
 }
 
+// The chat case's messages rendered by the converted model's own template (the one the
+// converter copied from tokenizer_config.json) and tokenized by its own tokenizer: exactly the
+// golden's ids, which transformers' apply_chat_template gives (add_generation_prompt).
+class ModernChatPrompt : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(ModernChatPrompt, IdsFromTheModelsOwnTemplate) {
+  const char* model = GetParam();
+  MAGNETAR_REQUIRE_TESTDATA(std::string("models/") + model);
+  const GoldenCase g = load_case(model, "chat");
+  ASSERT_TRUE(g.messages.is_array() && !g.messages.empty());
+  Loaded m;
+  ASSERT_TRUE(load(model, WeightType::F32, &m));
+  EXPECT_EQ(m.model->info().chat_template_origin, "model file");
+  std::vector<ChatMessage> messages;
+  for (const auto& msg : g.messages) messages.push_back({msg["role"], msg["content"]});
+  std::vector<int> ids;
+  const Status s = m.model->apply_chat_template(messages, /*add_generation_prompt=*/true, &ids);
+  ASSERT_TRUE(s) << s.message();
+  EXPECT_EQ(ids, g.prompt_ids);
+}
+
 // F16 and Q8_0 conversions: logits within their budgets, argmax where the margin allows, and the
 // greedy continuation up to the first step whose golden margin is within the budget.
 void check_reduced_precision(const char* model, const char* case_name, WeightType type, double tolerance) {
@@ -379,6 +402,10 @@ INSTANTIATE_TEST_SUITE_P(Models, ModernGolden,
                          [](const auto& info) {
                            return test_name(std::get<0>(info.param), std::get<1>(info.param));
                          });
+
+INSTANTIATE_TEST_SUITE_P(Models, ModernChatPrompt,
+                         ::testing::Values("tiny-llama31", "tiny-qwen25", "tiny-qwen3", "tiny-gemma3", "tiny-phi3"),
+                         [](const auto& info) { return test_name(info.param, "chat"); });
 
 }  // namespace
 }  // namespace magnetar

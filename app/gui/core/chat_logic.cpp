@@ -128,23 +128,18 @@ uint64_t predicted_ram_bytes(uint64_t model_file_bytes, int n_layers, int n_kv_h
   return model_file_bytes + kv_cache_bytes(n_layers, n_kv_heads, head_dim, context, kv_type) + kScratchBytes;
 }
 
-double bytes_per_parameter(WeightType type) {
-  switch (type) {
-    case WeightType::F32: return 4.0;
-    case WeightType::F16:
-    case WeightType::Auto: return 2.0;  // a folder's auto is F16
-    case WeightType::Q8_0: return 34.0 / 32.0;  // 32 int8 + one fp16 scale
-    case WeightType::Q4_0: return 18.0 / 32.0;  // 32 nibbles + one fp16 scale
-    default: break;  // the GGUF-only types: the drop dialog does not offer them
-  }
-  return 2.0;
+double bytes_per_parameter(WeightType type) { return weight_type_bytes_per_parameter(type); }
+
+WeightType recommended_weight_type(uint64_t n_params) {
+  return n_params > kRecommendKQuantAbove ? WeightType::Q4_K_M : WeightType::F16;
 }
 
 std::string converted_model_file_name(const std::string& source_path, const std::string& type_name) {
   fs::path p = to_path(source_path);
   while (!p.empty() && p.filename().empty()) p = p.parent_path();  // trailing separator
   const std::string extension = from_path(p.extension());
-  const bool checkpoint_file = !fs::is_directory(p) && (extension == ".bin" || extension == ".safetensors");
+  const bool checkpoint_file =
+      !fs::is_directory(p) && (extension == ".bin" || extension == ".safetensors" || extension == ".gguf");
   std::string stem = from_path(checkpoint_file ? p.stem() : p.filename());
   for (char& c : stem) {
     const unsigned char u = static_cast<unsigned char>(c);

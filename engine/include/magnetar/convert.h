@@ -5,8 +5,10 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "magnetar/status.h"
 
@@ -15,15 +17,26 @@ namespace magnetar {
 // Auto: the source's own types where it has them — a GGUF file's tensors are copied as stored
 // (F32, F16, Q8_0, Q4_0, K-quants, IQ4...; BF16 becomes F16), never requantised — and F16 for
 // Hugging Face folders and llama2.c checkpoints.
-// The other values are the model file's types (docs/MODEL_FORMAT.md), which `info` reports;
-// the converter produces F32, F16, Q8_0 and Q4_0 and copies the rest from GGUF files (Auto).
+// Values 0..13 are the model file's types (docs/MODEL_FORMAT.md), which `info` reports; the
+// converter quantizes to F32, F16, Q8_0, Q4_0, Q4_K, Q5_K, Q6_K, Q5_0 and Q5_1 (every matrix
+// that type, rows that are not whole blocks falling back as MODEL_FORMAT.md says) and copies the
+// rest from GGUF files (Auto).
+// Q4_K_M and Q5_K_M are llama.cpp's mixes of those types, chosen per tensor (Q6_K LM head and
+// some attn_v / ffn_down layers; the rule is format/quant_mix.h, stated in MODEL_FORMAT.md).
 enum class WeightType : uint32_t {
   F32 = 0, F16 = 1, Q8_0 = 2, Q4_0 = 3,
   Q2_K = 4, Q3_K = 5, Q4_K = 6, Q5_K = 7, Q6_K = 8, IQ4_NL = 9, IQ4_XS = 10, Q4_1 = 11, Q5_0 = 12, Q5_1 = 13,
+  Q4_K_M = 64, Q5_K_M = 65,
   Auto = 255,
 };
-const char* weight_type_name(WeightType type);
+const char* weight_type_name(WeightType type);  // "q4_k_m", "f16", "auto", ...
+// A type `convert --dtype` accepts: auto, f32, f16, the mixes, or a block type Magnetar quantizes to.
 bool parse_weight_type(const std::string& name, WeightType* out);
+// The types the converter can write for every matrix (parse_weight_type's list, largest first).
+const char* convertible_weight_type_names();  // "f32, f16, q8_0, q6_k, ..."
+// Average bytes per parameter of a big model's matrices stored as `type` (the type records'
+// block bytes; a mix weighs in its Q6_K share as for a 7B-sized Llama). For the app's estimates.
+double weight_type_bytes_per_parameter(WeightType type);
 
 struct ConvertProgress {
   uint64_t bytes_done = 0;   // source bytes processed so far
@@ -58,14 +71,41 @@ struct SourceSummary {
   uint64_t n_norm_params = 0;
   uint64_t tokenizer_bytes = 0;
   // Matrix parameters of tok_embeddings + output (stored as ConvertOptions::output_weight_type),
-  // and the matrix parameters whose rows are not whole 32-blocks (stored F16 when quantized),
-  // of the other matrices and of those two.
+  // and the matrix parameters whose rows are not whole 32-blocks, of the other matrices and of
+  // those two.
   uint64_t n_output_params = 0;
   uint64_t n_unblocked_params = 0;
   uint64_t n_output_unblocked_params = 0;
+  // Every matrix of the output, for predicted_model_file_bytes, which applies the converter's
+  // own per-tensor type rule to each: its canonical name ("layers.3.wqkv"), row length and the
+  // rows and stored type (GGUF) of each source part.
+  struct MatrixPart {
+    uint64_t rows = 0;
+    WeightType source_type = WeightType::F16;
+  };
+  struct Matrix {
+    std::string name;
+    uint64_t cols = 0;
+    std::vector<MatrixPart> parts;
+  };
+  std::vector<Matrix> matrices;
+  bool keeps_source_types = false;  // Auto keeps each tensor's type (a GGUF file)
+  bool tied_embeddings = false;
+  bool llama_70b_shape = false;     // 80-layer grouped-query Llama: a mix gives attn_v more bits
+};
+
+// A source inspect_source has read and planned, so that converting it right after (the app's
+// drop dialog: inspect, the user picks a type, convert) does not read and plan it again. It keeps
+// the size and modification time of every input file: convert_model plans again if one changed.
+struct PlannedSource {
+  struct Plan;                       // the engine's; opaque here
+  std::shared_ptr<const Plan> plan;  // null: nothing planned
+  std::string source_path;
 };
 
 Status inspect_source(const std::string& source_path, SourceSummary* out);
+// The same, keeping the plan in *planned for convert_model.
+Status inspect_source(const std::string& source_path, SourceSummary* out, PlannedSource* planned);
 // Size in bytes of the model file a conversion with `options` (weight_type, output_weight_type)
 // would produce: an upper bound, at most 63 bytes per tensor above the real size (padding).
 uint64_t predicted_model_file_bytes(const SourceSummary& summary, const ConvertOptions& options);
@@ -74,6 +114,9 @@ uint64_t predicted_model_file_bytes(const SourceSummary& summary, WeightType typ
 
 Status convert_model(const std::string& source_path, const std::string& out_path,
                      const ConvertOptions& options);
+// Converts a source inspect_source planned, without planning it again unless an input file
+// changed since (or options.tokenizer_path is set: the plan was made without one).
+Status convert_model(const PlannedSource& source, const std::string& out_path, const ConvertOptions& options);
 // Removes "<name>.tmp-<pid>" files in `folder` whose converting process is gone (killed with
 // SIGKILL, a power cut); a running conversion's file stays. Returns how many were removed.
 // convert_model does this for its own output; the app runs it over its model library at start.

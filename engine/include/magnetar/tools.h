@@ -130,12 +130,16 @@ DistributionComparison compare_logits(const std::vector<float>& reference,
 // A known model's exact shapes, filled with seeded uniform noise: speed depends only on shapes
 // and types, so these stand in for downloads in benchmarks. They produce noise, not language.
 std::vector<std::string> synthetic_model_names();  // "gemma-2b", "llama-2-7b", ...
-// Parameters of the named model's file; 0 when the name is unknown.
-uint64_t synthetic_parameter_count(const std::string& like);
+// Parameters of the named model's file (with only its first `n_layers` layers when 0 < n_layers);
+// 0 when the name is unknown.
+uint64_t synthetic_parameter_count(const std::string& like, int n_layers = 0);
 
 struct SynthOptions {
   WeightType weight_type = WeightType::F16;  // norms stay F32
   uint64_t seed = 0;
+  // 0: every layer of the model. Fewer keep its shapes (embedding, LM head, one layer's
+  // matrices) in a small file, to check a shape runs end to end; speed needs them all.
+  int n_layers = 0;
   std::function<void(uint64_t done, uint64_t total)> on_progress;  // bytes written, after each part
   const std::atomic<bool>* cancel = nullptr;  // set (e.g. by a signal handler) to stop early
 };

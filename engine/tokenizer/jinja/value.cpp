@@ -41,35 +41,23 @@ Value Value::undefined(std::string what) {
   v.text = Text(std::move(what));
   return v;
 }
-Value Value::none() {
+
+namespace {
+// A value of `kind` whose one payload field `set` fills (the named constructors below).
+template <typename Set>
+Value make(Value::Kind kind, Set&& set) {
   Value v;
-  v.kind = Kind::None;
+  v.kind = kind;
+  set(v);
   return v;
 }
-Value Value::boolean(bool b) {
-  Value v;
-  v.kind = Kind::Bool;
-  v.flag = b;
-  return v;
-}
-Value Value::from_int(int64_t i) {
-  Value v;
-  v.kind = Kind::Int;
-  v.integer = i;
-  return v;
-}
-Value Value::from_float(double f) {
-  Value v;
-  v.kind = Kind::Float;
-  v.number = f;
-  return v;
-}
-Value Value::string(Text t) {
-  Value v;
-  v.kind = Kind::String;
-  v.text = std::move(t);
-  return v;
-}
+}  // namespace
+
+Value Value::none() { return make(Kind::None, [](Value&) {}); }
+Value Value::boolean(bool b) { return make(Kind::Bool, [&](Value& v) { v.flag = b; }); }
+Value Value::from_int(int64_t i) { return make(Kind::Int, [&](Value& v) { v.integer = i; }); }
+Value Value::from_float(double f) { return make(Kind::Float, [&](Value& v) { v.number = f; }); }
+Value Value::string(Text t) { return make(Kind::String, [&](Value& v) { v.text = std::move(t); }); }
 namespace {
 
 int element_depth(const Value& e) { return e.kind == Value::Kind::List || e.kind == Value::Kind::Dict ? e.depth : 0; }
