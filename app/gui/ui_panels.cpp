@@ -30,12 +30,21 @@ bool AccentButton(const char* label, ImVec2 size) {
 }
 
 // One "key  value" row of a two-column ImGui table (machine card, model card, drop summary).
+// A two-column key/value table: keys as wide as the widest, values wrapped in the rest (a long
+// value such as the decode tuning must not run past the panel's edge).
+static bool BeginKeyValueTable(const char* id, float width = 0.0f) {
+  if (!ImGui::BeginTable(id, 2, ImGuiTableFlags_SizingFixedFit, ImVec2(width, 0))) return false;
+  ImGui::TableSetupColumn("key", ImGuiTableColumnFlags_WidthFixed);
+  ImGui::TableSetupColumn("value", ImGuiTableColumnFlags_WidthStretch);
+  return true;
+}
+
 static void KeyValueRow(const char* key, const std::string& value) {
   ImGui::TableNextRow();
   ImGui::TableNextColumn();
   ImGui::TextDisabled("%s", key);
   ImGui::TableNextColumn();
-  ImGui::TextUnformatted(value.c_str());
+  ImGui::TextWrapped("%s", value.c_str());
 }
 
 void HelpText(const char* text) {
@@ -92,7 +101,7 @@ void MachineCard(UiState& ui, float width) {
   ImGui::PushFont(ui.fonts.bold);
   ImGui::TextUnformatted("This machine");
   ImGui::PopFont();
-  if (ImGui::BeginTable("##machine", 2, ImGuiTableFlags_SizingFixedFit, ImVec2(width, 0))) {
+  if (BeginKeyValueTable("##machine", width)) {
     auto* const row = KeyValueRow;
     row("Processor", cpu.brand.empty() ? "unknown" : cpu.brand);
     row("Cores", std::to_string(cpu.logical_cores) + " logical");
@@ -131,11 +140,15 @@ void SpeedTable(UiState& ui) {
   const int n_types = static_cast<int>(std::size(kWeightTypes));
   if (ImGui::BeginTable("##expect", 1 + n_types,
                         ImGuiTableFlags_BordersInnerH | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingStretchSame)) {
-    ImGui::TableSetupColumn("Model");
+    // Models people run today, by their parameter counts (embeddings included).
+    const struct { const char* name; double params; } sizes[] = {
+        {"Llama 3.2 1B", 1.24e9}, {"Qwen 3 1.7B", 2.03e9}, {"Gemma 2 2B", 2.61e9},
+        {"Phi-3.5 mini", 3.82e9}, {"Llama 3.1 8B", 8.03e9}};
+    float name_width = 0.0f;
+    for (const auto& size : sizes) name_width = std::max(name_width, ImGui::CalcTextSize(size.name).x);
+    ImGui::TableSetupColumn("Model", ImGuiTableColumnFlags_WidthFixed, name_width);
     for (int i = n_types - 1; i >= 0; --i) ImGui::TableSetupColumn(kWeightTypes[i].label);
     ImGui::TableHeadersRow();
-    const struct { const char* name; double params; } sizes[] = {
-        {"1B (TinyLlama)", 1.1e9}, {"2B (Gemma 2B)", 2.5e9}, {"7B (Llama 2)", 6.7e9}, {"9B (Gemma 2)", 9.2e9}};
     for (const auto& size : sizes) {
       ImGui::TableNextRow();
       ImGui::TableNextColumn();
@@ -345,7 +358,7 @@ void DrawDashboard(UiState& ui) {
     HelpText("None loaded.");
     return;
   }
-  if (ImGui::BeginTable("##model", 2, ImGuiTableFlags_SizingStretchProp)) {
+  if (BeginKeyValueTable("##model")) {
     auto* const row = KeyValueRow;
     row("Name", app.model.name);
     row("Architecture", architecture_name_words(app.model.info.arch));
