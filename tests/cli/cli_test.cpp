@@ -377,6 +377,7 @@ TEST_F(Cli, OptionValuesAreRangeChecked) {
       {"bench -m x --reps 1e3", "--reps"},    {"bench -m x --idle-seconds nan", "--idle-seconds"},
       {"chat -m x -n 0", "-n"},               {"synth --like stories15M --seed -1 out", "--seed"},
       {"synth --like stories15M --layers -1 out", "--layers"},
+      {"synth --like stories15M --threads 300 out", "--threads"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.args);
