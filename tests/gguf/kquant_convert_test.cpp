@@ -226,8 +226,9 @@ TEST_F(KQuantConvert, FileIsTheSameForAnyThreadCount) {
 
 // Logits of the tiny Gemma over its prompt: each K-quant conversion against the F32 one, and
 // against llama.cpp's own quantization of the same model (its GGUF, imported as stored).
-// Measured mean KL (nats), ours / llama.cpp's: Q2_K x / x, Q3_K_M x / x, Q4_K_M 0.0167 / 0.0187,
-// Q5_K_M 0.00728 / 0.00849, Q6_K 0.00406 / 0.00438; bounds about 20% above ours. (Random
+// Measured mean KL (nats), ours / llama.cpp's: Q2_K 0.184 / 0.206, Q3_K_M 0.0542 / 0.0627,
+// Q4_K_M 0.0172 / 0.0187, Q5_K_M 0.00722 / 0.00849, Q6_K 0.00424 / 0.00438; bounds about 15-20%
+// above ours. (Random
 // weights: near-flat distributions, so top-1 mostly measures ties; KL is the meaningful number.)
 TEST_F(KQuantConvert, LogitsAreAsCloseToF32AsLlamaCppsQuantization) {
   MAGNETAR_REQUIRE_TESTDATA(kDir);
@@ -245,8 +246,8 @@ TEST_F(KQuantConvert, LogitsAreAsCloseToF32AsLlamaCppsQuantization) {
   const double q4_0_kl = kl_of(WeightType::Q4_0);
   double previous_kl = INFINITY;
   for (const auto& [type, stem, max_kl] : std::vector<std::tuple<WeightType, std::string, double>>{
-           {WeightType::Q2_K_Mix, "tiny-gemma-Q2_K", 1.0},
-           {WeightType::Q3_K_M, "tiny-gemma-Q3_K_M", 1.0},
+           {WeightType::Q2_K_Mix, "tiny-gemma-Q2_K", 0.22},
+           {WeightType::Q3_K_M, "tiny-gemma-Q3_K_M", 0.065},
            {WeightType::Q4_K_M, "tiny-gemma-Q4_K_M", 0.020},
            {WeightType::Q5_K_M, "tiny-gemma-Q5_K_M", 0.0088},
            {WeightType::Q6_K, "tiny-gemma-Q6_K", 0.0049}}) {
@@ -263,9 +264,10 @@ TEST_F(KQuantConvert, LogitsAreAsCloseToF32AsLlamaCppsQuantization) {
     if (type == WeightType::Q4_K_M) EXPECT_LT(c.mean_kl, q4_0_kl);
   }
   // The single 4-bit types against Q4_0 (the same 4.5 bits, or 4.25 for IQ4_XS; every matrix,
-  // the tied embedding table included). Measured: IQ4_NL x, IQ4_XS x, Q4_1 x.
+  // the tied embedding table included). Measured: IQ4_NL 0.0730, IQ4_XS 0.0723, Q4_1 0.0764
+  // (Q4_0 0.0861).
   for (const auto& [type, max_kl] : std::vector<std::pair<WeightType, double>>{
-           {WeightType::IQ4_NL, 1.0}, {WeightType::IQ4_XS, 1.0}, {WeightType::Q4_1, 1.0}}) {
+           {WeightType::IQ4_NL, 0.088}, {WeightType::IQ4_XS, 0.087}, {WeightType::Q4_1, 0.092}}) {
     const double kl = kl_of(type);
     EXPECT_LT(kl, max_kl) << weight_type_name(type);
     EXPECT_LT(kl, q4_0_kl) << weight_type_name(type);
