@@ -287,7 +287,7 @@ TEST_F(Cli, ConvertOutputDtypeAndInfoTypeSummary) {
   EXPECT_EQ(plain.out.find("kept f16"), std::string::npos) << "nothing is kept back in an f16 model";
   EXPECT_NE(plain.out.find("embeddings      f16, LM head tied"), std::string::npos) << plain.out;
 
-  Output bad = run_cli("convert a b --output-dtype q2_k", true);
+  Output bad = run_cli("convert a b --output-dtype q4_k_s", true);
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_NE(bad.out.find("--output-dtype must be"), std::string::npos) << bad.out;
 }
