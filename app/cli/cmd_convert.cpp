@@ -8,25 +8,28 @@
 
 #include "cli.h"
 #include "magnetar/convert.h"
+#include "model_options.h"
 
 namespace magnetar::cli {
 namespace {
 
 const char kUsage[] =
-    "magnetar-cli convert SRC OUT [--dtype TYPE] [--output-dtype TYPE] [--tokenizer PATH]\n"
+    "magnetar-cli convert SRC OUT [--dtype TYPE] [--output-dtype TYPE] [--tokenizer PATH] [--threads N]\n"
     "  SRC   a Hugging Face model folder (config.json, *.safetensors, tokenizer.model or\n"
     "        tokenizer.json), a GGUF file (.gguf), or a llama2.c checkpoint (.bin)\n"
     "  OUT   the Magnetar model file to write (replaced atomically when done)\n"
     "  --dtype TYPE       type of the weight matrices: auto (default: a GGUF file's tensors keep\n"
     "                     their types, K-quants included; f16 for other sources), one of\n"
-    "                     f32, f16, q8_0, q6_k, q5_k, q5_1, q5_0, q4_k, q4_0 (every matrix), or\n"
-    "                     llama.cpp's mixes q5_k_m / q4_k_m (q4_k_m: Q4_K with a Q6_K LM head and\n"
-    "                     Q6_K attn_v / ffn_down in some layers; docs/MODEL_FORMAT.md). Norms stay\n"
-    "                     f32; rows that are not whole blocks fall back (q4_k -> q5_0, q5_k ->\n"
-    "                     q5_1, q6_k -> q8_0, then f16 when not whole 32-blocks; `info` lists them)\n"
+    "                     f32, f16, q8_0, q6_k, q5_k, q5_1, q5_0, q4_k, q4_1, iq4_nl, q4_0, iq4_xs,\n"
+    "                     q3_k (every matrix), or llama.cpp's mixes q5_k_m / q4_k_m / q3_k_m / q2_k\n"
+    "                     (q4_k_m: Q4_K with a Q6_K LM head and Q6_K attn_v / ffn_down in some\n"
+    "                     layers; docs/MODEL_FORMAT.md). Norms stay f32; rows that are not whole\n"
+    "                     blocks fall back (q4_k -> q5_0, q5_k -> q5_1, q6_k -> q8_0, q2_k / q3_k /\n"
+    "                     iq4_xs -> iq4_nl, then f16 when not whole 32-blocks; `info` lists them)\n"
     "  --output-dtype TYPE  type of the embedding table and LM head (tok_embeddings, output):\n"
     "                     any --dtype TYPE (default: as --dtype)\n"
-    "  --tokenizer PATH   llama2.c only: tokenizer.model or tok*.bin (default: found beside SRC)";
+    "  --tokenizer PATH   llama2.c only: tokenizer.model or tok*.bin (default: found beside SRC)\n"
+    "  --threads N        threads that quantize (default: every core; the file is the same for any N)";
 
 std::string megabytes(uint64_t bytes) {
   char buf[32];
@@ -41,7 +44,7 @@ const Command kCommand{"convert", "convert a Hugging Face folder, GGUF file or l
 const CommandRegistration kRegistration(kCommand);
 
 int run_convert(const std::vector<std::string>& raw_args) {
-  const std::vector<std::string> value_options = {"--dtype", "--output-dtype", "--tokenizer"};
+  const std::vector<std::string> value_options = {"--dtype", "--output-dtype", "--tokenizer", "--threads"};
   Args args;
   if (int bad = parse_command_line(kCommand, raw_args, value_options, {}, true, &args)) return bad;
   if (args.positional().size() != 2) return usage_error(kCommand, "needs SRC and OUT");
@@ -61,6 +64,10 @@ int run_convert(const std::vector<std::string>& raw_args) {
     options.output_weight_type = type;
   }
   options.tokenizer_path = args.get({"--tokenizer"});
+  int64_t threads = 0;
+  if (std::string error; !args.get_int({"--threads"}, 0, kMaxThreads, &threads, &error))
+    return usage_error(kCommand, error);
+  options.threads = static_cast<int>(threads);
 
   const bool terminal = stdout_is_terminal();
   int last_step = -1;

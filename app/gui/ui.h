@@ -138,6 +138,8 @@ inline constexpr WeightTypeChoice kWeightTypes[] = {
     {WeightType::Q5_K_M, "Q5_K_M", "5.7-bit mix: 36% of F16, close answers"},
     {WeightType::Q4_K_M, "Q4_K_M", "4.8-bit mix: 30% of F16, close answers; fast"},
     {WeightType::Q4_0, "Q4_0", "4-bit: 28% of F16, noticeably rougher"},
+    {WeightType::Q3_K_M, "Q3_K_M", "3.9-bit mix: 24% of F16, rougher"},
+    {WeightType::Q2_K_Mix, "Q2_K", "3.0-bit mix: 19% of F16, much rougher; for RAM-bound big models"},
 };
 // A GGUF file's own per-tensor types, copied without requantizing: the drop dialog offers it
 // first, pre-selected, for sources that have types of their own.

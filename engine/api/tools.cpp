@@ -174,6 +174,7 @@ Status write_synthetic_model(const std::string& like, const SynthOptions& option
   else
     MAGNETAR_TRY(convert::weight_dtype_for(options.weight_type, &o.dtype));
   o.seed = options.seed;
+  o.threads = options.threads;
   o.on_progress = options.on_progress;
   o.cancel = options.cancel;
   MAGNETAR_TRY(synth::write_model(spec, o, path));

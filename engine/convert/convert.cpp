@@ -15,12 +15,14 @@
 #include "convert/gguf_import.h"
 #include "convert/input_file.h"
 #include "convert/plan.h"
+#include "core/thread_pool.h"
 #include "format/model_writer.h"
 #include "format/quant_mix.h"
 #include "kernels/quant.h"
 #include "kernels/type_traits.h"
 #include "kernels/kernels.h"
 #include "magnetar/engine.h"
+#include "ops/parallel_quantize.h"
 
 namespace magnetar {
 
@@ -254,6 +256,9 @@ Status run_plan(const ConversionPlan& source_plan, const std::string& out_path, 
                                            plan.chat_template, &writer));
 
   OpenFiles files;
+  // Quantizing runs on every core (a pool made for the first quantized tensor); reading,
+  // widening and writing stay on this thread.
+  std::unique_ptr<ThreadPool> pool;
   std::vector<uint8_t> raw;
   std::vector<float> wide, permuted;
   std::vector<uint8_t> encoded;
@@ -307,17 +312,16 @@ Status run_plan(const ConversionPlan& source_plan, const std::string& out_path, 
         const void* out = values;
         uint64_t out_bytes = n * 4;
         if (format::dtype_is_quantized(dtype)) {
-          // GGML's reference quantizers, row by row (bit-exact with llama.cpp's output).
-          const quant::QuantizeRowFn quantize = quant::type_traits(dtype).quantize_row;
-          if (quantize == nullptr)
+          // The type's quantizer (type_traits.h) over the chunk's rows, whole blocks each, split
+          // across the pool: the same bytes for any thread count.
+          if (quant::type_traits(dtype).quantize_row == nullptr)
             return Status::error("tensor " + t.name + ": Magnetar cannot quantize to " + format::dtype_name(dtype) +
                                  " (copying a GGUF tensor of that type needs --dtype auto)");
-          const uint64_t qrow = format::tensor_bytes(dtype, 1, part.cols);
-          encoded.resize(rows * qrow);
-          for (uint64_t r = 0; r < rows; ++r)
-            quantize(values + r * part.cols, encoded.data() + r * qrow, int64_t(part.cols));
+          if (!pool) pool = std::make_unique<ThreadPool>(options.threads > 0 ? options.threads : ThreadPool::default_threads());
+          out_bytes = format::tensor_bytes(dtype, rows, part.cols);
+          encoded.resize(out_bytes);
+          ops::quantize_parallel(*pool, dtype, values, n, encoded.data());
           out = encoded.data();
-          out_bytes = rows * qrow;
         } else if (dtype == format::DType::F16) {
           encoded.resize(n * 2);
           for (uint64_t i = 0; i < n; ++i) {
@@ -342,7 +346,7 @@ Status run_plan(const ConversionPlan& source_plan, const std::string& out_path, 
 }
 
 // Auto keeps a GGUF's types (F16 for other sources); a mix chooses per tensor; any other type
-// must be one Magnetar can quantize to (IQ4, Q2_K, Q3_K and Q4_1 come only from GGUF files).
+// must be one Magnetar can quantize to (every block type; F32 / F16 are written as they are).
 Status type_choice_for(WeightType type, bool keeps_source_types, TypeChoice* out) {
   if (type == WeightType::Auto) {
     out->kind = keeps_source_types ? TypeChoice::Kind::KeepSource : TypeChoice::Kind::One;
@@ -368,11 +372,22 @@ struct MixName {
   const char* name;
   format::QuantMix mix;
 };
+// llama.cpp's Q2_K file type is a mix too, and has the Q2_K type's name: `--dtype q2_k` is the
+// mix (as in llama-quantize), so the Q2_K type is not offered alone.
 constexpr MixName kMixes[] = {{WeightType::Q4_K_M, "q4_k_m", format::QuantMix::Q4_K_M},
-                              {WeightType::Q5_K_M, "q5_k_m", format::QuantMix::Q5_K_M}};
+                              {WeightType::Q5_K_M, "q5_k_m", format::QuantMix::Q5_K_M},
+                              {WeightType::Q3_K_M, "q3_k_m", format::QuantMix::Q3_K_M},
+                              {WeightType::Q2_K_Mix, "q2_k", format::QuantMix::Q2_K}};
 
-// F32, F16 and the block types Magnetar has a quantizer for.
+bool named_like_a_mix(format::DType t) {
+  for (const MixName& m : kMixes)
+    if (std::strcmp(m.name, format::dtype_name(t)) == 0) return true;
+  return false;
+}
+
+// F32, F16 and the block types Magnetar has a quantizer for, unless a mix has the type's name.
 bool quantizable(format::DType t) {
+  if (named_like_a_mix(t)) return false;
   return !format::dtype_is_quantized(t) || quant::type_traits(t).quantize_row != nullptr;
 }
 
@@ -464,7 +479,7 @@ double weight_type_bytes_per_parameter(WeightType type) {
   // feed-forward 11008, 32000 tokens, untied), where its Q6_K share is typical.
   constexpr uint64_t kDim = 4096, kHidden = 11008, kVocab = 32000;
   constexpr int kLayers = 32;
-  const format::MixModel model{kLayers, false, false};
+  const format::MixModel model{kLayers, false, false, 1};
   double bytes = 0, params = 0;
   auto add = [&](const std::string& name, size_t part, size_t n_parts, uint64_t rows, uint64_t cols) {
     bytes += double(format::tensor_bytes(format::mix_tensor_type(mix, model, name, part, n_parts, cols), rows, cols));
@@ -541,6 +556,7 @@ void summarize(const ConversionPlan& plan, SourceSummary* out) {
   const format::MixModel mix_model = format::mix_model_of(plan.header);
   out->tied_embeddings = mix_model.tied_embeddings;
   out->llama_70b_shape = mix_model.llama_70b;
+  out->gqa_ratio = mix_model.gqa_ratio;
   for (const PlannedTensor& t : plan.tensors) {
     const uint64_t n = t.rows * t.cols;
     out->n_params += n;
@@ -602,7 +618,7 @@ uint64_t predicted_model_file_bytes(const SourceSummary& s, const ConvertOptions
   if (!type_choice_for(options.output_weight_type.value_or(options.weight_type), s.keeps_source_types,
                        &types.embeddings).is_ok())
     types.embeddings = f32;
-  types.model = {s.n_layers, s.tied_embeddings, s.llama_70b_shape};
+  types.model = {s.n_layers, s.tied_embeddings, s.llama_70b_shape, s.gqa_ratio};
   uint64_t n_tensors = static_cast<uint64_t>(s.n_tensors), matrix_bytes = 0;
   for (const SourceSummary::Matrix& m : s.matrices) {
     std::vector<format::DType> dtypes;

@@ -43,13 +43,20 @@ void dequantize_row_q6_k(const void* x, float* y, int64_t n);
 void dequantize_row_iq4_nl(const void* x, float* y, int64_t n);
 void dequantize_row_iq4_xs(const void* x, float* y, int64_t n);
 
-// Quantizers (kquant_quantize.cpp): n values (a multiple of the block: 256 for K-quants, 32 for
-// Q5_0 / Q5_1) into blocks y (any alignment). The K-quants use Magnetar's own error-minimising
-// scale search (the layouts are llama.cpp's, the chosen scales need not be); Q5_0 / Q5_1 follow
-// GGML's reference rule. Non-finite input: NaN encodes as the level nearest 0, ±inf saturates.
+// Quantizers (kquant_quantize.cpp): n values (a multiple of the block: 256 for K-quants and
+// IQ4_XS, 32 for IQ4_NL / Q4_1 / Q5_0 / Q5_1) into blocks y (any alignment). The K-quants and
+// IQ4 use Magnetar's own error-minimising scale search (the layouts are llama.cpp's, the chosen
+// scales need not be); Q4_1 / Q5_0 / Q5_1 follow GGML's reference rule. Every block is
+// quantized on its own: any split of a row at block boundaries gives the same bytes.
+// Non-finite input: NaN encodes as the level nearest 0, ±inf saturates.
+void quantize_row_q2_k(const float* x, void* y, int64_t n);
+void quantize_row_q3_k(const float* x, void* y, int64_t n);
 void quantize_row_q4_k(const float* x, void* y, int64_t n);
 void quantize_row_q5_k(const float* x, void* y, int64_t n);
 void quantize_row_q6_k(const float* x, void* y, int64_t n);
+void quantize_row_iq4_nl(const float* x, void* y, int64_t n);
+void quantize_row_iq4_xs(const float* x, void* y, int64_t n);
+void quantize_row_q4_1(const float* x, void* y, int64_t n);
 void quantize_row_q5_0(const float* x, void* y, int64_t n);
 void quantize_row_q5_1(const float* x, void* y, int64_t n);
 

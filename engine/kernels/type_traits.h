@@ -19,8 +19,9 @@ namespace magnetar::quant {
 
 // n values (a multiple of the type's block) from row-major blocks x (any alignment) into y.
 using DequantizeRowFn = void (*)(const void* x, float* y, int64_t n);
-// n values x into n / block blocks y (Q8_0 / Q4_0 / Q5_0 / Q5_1: bit-exact with GGML's reference
-// quantizer; Q4_K / Q5_K / Q6_K: Magnetar's own scale search into GGML's layout, kquants.h).
+// n values x into n / block blocks y (Q8_0 / Q4_0 / Q4_1 / Q5_0 / Q5_1: bit-exact with GGML's
+// reference quantizer on finite input; the K-quants and IQ4: Magnetar's own scale search into
+// GGML's layout, kquants.h). Every type has one.
 using QuantizeRowFn = void (*)(const float* x, void* y, int64_t n);
 // y[t * y_stride + r] = row r of w · x[t * cols ..], r < rows, t < n_tokens (FP32 activations).
 using MatmulDequantFn = void (*)(const void* w, const float* x, float* y, int64_t rows, int64_t cols,

@@ -6,11 +6,13 @@
 #include <memory>
 #include <vector>
 
+#include "core/thread_pool.h"
 #include "format/architecture.h"
 #include "kernels/kernels.h"
 #include "kernels/kquants.h"
 #include "kernels/quant.h"
 #include "kernels/type_traits.h"
+#include "ops/parallel_quantize.h"
 #include "tokenizer/sentencepiece_proto.h"
 
 namespace magnetar::synth {
@@ -339,6 +341,7 @@ Status write_model(const Spec& spec, const Options& options, const std::string& 
   std::vector<uint16_t> f16(kChunkValues);
   std::vector<uint8_t> blocks;  // quantized chunk: kChunkValues is whole blocks of every type
   static_assert(kChunkValues % quant::kSuperBlock == 0, "chunks hold whole quant blocks");
+  ThreadPool pool(options.threads > 0 ? options.threads : ThreadPool::default_threads());
   for (size_t t = 0; t < decls.size(); ++t) {
     const format::TensorDecl& d = decls[t];
     const uint64_t count = d.rows * d.cols;
@@ -361,7 +364,7 @@ Status write_model(const Spec& spec, const Options& options, const std::string& 
         fill_f32(options.seed, t, scale, first, n, f32.data());
         bytes = format::tensor_bytes(d.dtype, 1, n);
         blocks.resize(bytes);
-        quant::type_traits(d.dtype).quantize_row(f32.data(), blocks.data(), int64_t(n));
+        ops::quantize_parallel(pool, d.dtype, f32.data(), n, blocks.data());
         data = blocks.data();
       } else {
         fill_f32(options.seed, t, scale, first, n, f32.data());

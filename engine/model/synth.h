@@ -68,6 +68,7 @@ struct Options {
   format::DType dtype = format::DType::F16;  // F16, F32 or a type with a quantizer (type_traits.h)
   std::optional<format::QuantMix> mix;       // set: the mix's types instead of dtype
   uint64_t seed = 0;
+  int threads = 0;  // threads that quantize (0: every core); the bytes are the same for any count
   // (bytes written, total bytes), called after each part.
   std::function<void(uint64_t done, uint64_t total)> on_progress;
   // Set (by a signal handler): the write stops between chunks and removes its temporary file.

@@ -148,6 +148,9 @@ TEST(Predictions, SpeedAndMemory) {
   EXPECT_DOUBLE_EQ(bytes_per_parameter(WeightType::Q6_K), 210.0 / 256.0);  // the type record's block
   EXPECT_LT(bytes_per_parameter(WeightType::Q4_K_M), bytes_per_parameter(WeightType::Q5_K_M));
   EXPECT_LT(bytes_per_parameter(WeightType::Q5_K_M), bytes_per_parameter(WeightType::Q6_K));
+  // The drop dialog lists its types largest first (ui.h's kWeightTypes): Q4_0, Q3_K_M, Q2_K.
+  EXPECT_LT(bytes_per_parameter(WeightType::Q3_K_M), bytes_per_parameter(WeightType::Q4_0));
+  EXPECT_LT(bytes_per_parameter(WeightType::Q2_K_Mix), bytes_per_parameter(WeightType::Q3_K_M));
   // The drop dialog's pre-selection: Q4_K_M above 1B parameters, F16 below.
   EXPECT_EQ(recommended_weight_type(1100000000), WeightType::Q4_K_M);
   EXPECT_EQ(recommended_weight_type(260000), WeightType::F16);

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "common/testdata.h"
@@ -252,7 +253,8 @@ TEST(Synth, MixesChooseTypesPerTensorAndRun) {
   const std::string dir = test::make_temp_dir("synth-mix");
   synth::Spec spec = tiny_spec(Architecture::Llama);
   spec.dim = 256, spec.hidden_dim = 512, spec.n_heads = 4, spec.head_dim = 64;
-  for (format::QuantMix mix : {format::QuantMix::Q4_K_M, format::QuantMix::Q5_K_M}) {
+  for (format::QuantMix mix : {format::QuantMix::Q4_K_M, format::QuantMix::Q5_K_M, format::QuantMix::Q3_K_M,
+                               format::QuantMix::Q2_K}) {
     const std::string path = dir + "/tiny-mix.mgn";
     synth::Options options;
     options.mix = mix;
@@ -268,6 +270,32 @@ TEST(Synth, MixesChooseTypesPerTensorAndRun) {
     GenerateResult result;
     ASSERT_TRUE(session->generate(request, &result).is_ok());
     EXPECT_EQ(result.tokens.size(), 3u);
+  }
+  test::remove_tree(dir);
+}
+
+// Quantizing runs on a thread pool (options.threads; 0 = every core): the file's bytes are the
+// same for any thread count, for a mix and for a 32-block type.
+TEST(Synth, QuantizedFileIsTheSameForAnyThreadCount) {
+  const std::string dir = test::make_temp_dir("synth-threads");
+  synth::Spec spec = tiny_spec(Architecture::Llama);
+  spec.dim = 256, spec.hidden_dim = 768, spec.n_heads = 4, spec.head_dim = 64;  // 196608-value matrices
+  for (const auto& [dtype, mix] : {std::pair{format::DType::F16, std::optional{format::QuantMix::Q3_K_M}},
+                                   std::pair{format::DType::IQ4_NL, std::optional<format::QuantMix>{}}}) {
+    std::vector<uint8_t> first;
+    for (int threads : {1, 3, 0}) {
+      SCOPED_TRACE(std::string(format::dtype_name(dtype)) + (mix ? " mix" : "") + ", threads " + std::to_string(threads));
+      const std::string path = dir + "/tiny-" + std::to_string(threads) + ".mgn";
+      synth::Options options;
+      options.dtype = dtype;
+      options.mix = mix;
+      options.threads = threads;
+      ASSERT_TRUE(synth::write_model(spec, options, path).is_ok());
+      std::vector<uint8_t> bytes;
+      ASSERT_NO_FATAL_FAILURE(read_whole_file(path, &bytes));
+      if (first.empty()) first = bytes;
+      EXPECT_TRUE(bytes == first);
+    }
   }
   test::remove_tree(dir);
 }

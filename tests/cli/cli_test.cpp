@@ -287,7 +287,7 @@ TEST_F(Cli, ConvertOutputDtypeAndInfoTypeSummary) {
   EXPECT_EQ(plain.out.find("kept f16"), std::string::npos) << "nothing is kept back in an f16 model";
   EXPECT_NE(plain.out.find("embeddings      f16, LM head tied"), std::string::npos) << plain.out;
 
-  Output bad = run_cli("convert a b --output-dtype q2_k", true);
+  Output bad = run_cli("convert a b --output-dtype q4_k_s", true);
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_NE(bad.out.find("--output-dtype must be"), std::string::npos) << bad.out;
 }
@@ -377,6 +377,7 @@ TEST_F(Cli, OptionValuesAreRangeChecked) {
       {"bench -m x --reps 1e3", "--reps"},    {"bench -m x --idle-seconds nan", "--idle-seconds"},
       {"chat -m x -n 0", "-n"},               {"synth --like stories15M --seed -1 out", "--seed"},
       {"synth --like stories15M --layers -1 out", "--layers"},
+      {"synth --like stories15M --threads 300 out", "--threads"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.args);

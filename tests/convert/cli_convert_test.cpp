@@ -73,9 +73,11 @@ TEST_F(CliConvertTest, BadArgumentsExitTwoWithUsage) {
   EXPECT_NE(err.find("usage:"), std::string::npos) << err;
   EXPECT_EQ(run_cli("convert a b --dtype f8", dir_, &out, &err), 2);
   EXPECT_NE(err.find("--dtype must be auto or one of f32, f16, q8_0, q6_k, q5_1, q5_k_m"), std::string::npos) << err;
-  EXPECT_NE(err.find("q4_k_m, q4_0, q4_k, not 'f8'"), std::string::npos) << err;
+  EXPECT_NE(err.find("q4_k_m, q4_0, q4_k, iq4_nl, iq4_xs, q3_k_m, q3_k, q2_k, not 'f8'"), std::string::npos) << err;
   EXPECT_EQ(run_cli("convert a b --frobnicate", dir_, &out, &err), 2);
   EXPECT_NE(err.find("unknown option --frobnicate"), std::string::npos) << err;
+  EXPECT_EQ(run_cli("convert a b --threads -1", dir_, &out, &err), 2);
+  EXPECT_NE(err.find("--threads must be an integer from 0 to 256"), std::string::npos) << err;
 }
 
 }  // namespace

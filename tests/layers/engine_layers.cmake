@@ -6,7 +6,7 @@
 cmake_minimum_required(VERSION 3.25)
 set(LAYER_api       model convert format ops kernels tokenizer core)
 set(LAYER_model     ops kernels tokenizer format core)
-set(LAYER_convert   format tokenizer kernels core)
+set(LAYER_convert   format tokenizer ops kernels core)  # ops: quantizing on the thread pool
 set(LAYER_ops       kernels format core)
 set(LAYER_tokenizer "")
 set(LAYER_format    core)

@@ -18,15 +18,16 @@ namespace magnetar {
 // (F32, F16, Q8_0, Q4_0, K-quants, IQ4...; BF16 becomes F16), never requantised — and F16 for
 // Hugging Face folders and llama2.c checkpoints.
 // Values 0..13 are the model file's types (docs/MODEL_FORMAT.md), which `info` reports; the
-// converter quantizes to F32, F16, Q8_0, Q4_0, Q4_K, Q5_K, Q6_K, Q5_0 and Q5_1 (every matrix
-// that type, rows that are not whole blocks falling back as MODEL_FORMAT.md says) and copies the
-// rest from GGUF files (Auto).
-// Q4_K_M and Q5_K_M are llama.cpp's mixes of those types, chosen per tensor (Q6_K LM head and
-// some attn_v / ffn_down layers; the rule is format/quant_mix.h, stated in MODEL_FORMAT.md).
+// converter quantizes to each of them (every matrix that type, rows that are not whole blocks
+// falling back as MODEL_FORMAT.md says) but Q2_K, whose name belongs to the mix below.
+// Q2_K_Mix ("q2_k"), Q3_K_M, Q4_K_M and Q5_K_M are llama.cpp's mixes of the K-quants, chosen per
+// tensor (Q6_K LM head and more bits for some attn_v / attn_output / ffn_down tensors; the rule
+// is format/quant_mix.h, stated in MODEL_FORMAT.md).
 enum class WeightType : uint32_t {
   F32 = 0, F16 = 1, Q8_0 = 2, Q4_0 = 3,
   Q2_K = 4, Q3_K = 5, Q4_K = 6, Q5_K = 7, Q6_K = 8, IQ4_NL = 9, IQ4_XS = 10, Q4_1 = 11, Q5_0 = 12, Q5_1 = 13,
-  Q4_K_M = 64, Q5_K_M = 65,
+  Q4_K_M = 64, Q5_K_M = 65, Q3_K_M = 66,
+  Q2_K_Mix = 67,  // llama.cpp's Q2_K file type, named "q2_k": mostly Q2_K, some Q3_K / Q4_K / Q6_K
   Auto = 255,
 };
 const char* weight_type_name(WeightType type);  // "q4_k_m", "f16", "auto", ...
@@ -53,6 +54,8 @@ struct ConvertOptions {
   // Called from the converting thread; keep it cheap.
   std::function<void(const ConvertProgress&)> on_progress;
   const std::atomic<bool>* cancel = nullptr;  // set to true to stop; convert() then returns an error
+  // Threads that quantize (0: every core). The output bytes are the same for any count.
+  int threads = 0;
 };
 
 // What a source folder or checkpoint holds, read without converting (for the app's drop dialog).
@@ -92,6 +95,7 @@ struct SourceSummary {
   bool keeps_source_types = false;  // Auto keeps each tensor's type (a GGUF file)
   bool tied_embeddings = false;
   bool llama_70b_shape = false;     // 80-layer grouped-query Llama: a mix gives attn_v more bits
+  int gqa_ratio = 1;                // query heads per KV head (q2_k gives attn_v Q4_K from 4)
 };
 
 // A source inspect_source has read and planned, so that converting it right after (the app's

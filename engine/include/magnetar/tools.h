@@ -140,6 +140,7 @@ struct SynthOptions {
   // 0: every layer of the model. Fewer keep its shapes (embedding, LM head, one layer's
   // matrices) in a small file, to check a shape runs end to end; speed needs them all.
   int n_layers = 0;
+  int threads = 0;  // threads that quantize (0: every core); the file is the same for any count
   std::function<void(uint64_t done, uint64_t total)> on_progress;  // bytes written, after each part
   const std::atomic<bool>* cancel = nullptr;  // set (e.g. by a signal handler) to stop early
 };
