@@ -1,29 +1,24 @@
 // Reference twins of the K-quant integer kernels (asm/kquant_avx2.asm) and GGML's Q8_K activation
-// quantizer; see kquants.h for the numerics both follow.
+// quantizer; see kquants.h for the numerics both follow (the shared arithmetic: kquant_lanes.h).
 #include <cassert>
 #include <cmath>
 #include <cstring>
 
 #include "core/cpu_features.h"
 #include "kernels/kernels.h"
+#include "kernels/kquant_lanes.h"
 #include "kernels/kquants.h"
 
 namespace magnetar::quant {
-namespace {
 
-// The fixed tree in which asm and twin add a row's 8 lanes.
-float sum_lanes(const float* l) {
-  const float t0 = l[0] + l[4], t1 = l[1] + l[5], t2 = l[2] + l[6], t3 = l[3] + l[7];
-  return (t0 + t2) + (t1 + t3);
-}
-
-// fmaf, correctly rounded as vfmadd rounds it. mingw-w64's fmaf is not fused (it rounds the
-// product first), so where the CPU has FMA the instruction is used directly; elsewhere the C
-// library's (exact on glibc and MSVC).
+// mingw-w64's fmaf is not fused (it rounds the product first), so where the CPU has FMA the
+// instruction is used directly; elsewhere the C library's (exact on glibc and MSVC).
 #if defined(__GNUC__)
+namespace {
 __attribute__((target("fma"))) float fma_instruction(float a, float b, float c) {
   return __builtin_fmaf(a, b, c);
 }
+}  // namespace
 float fused_mul_add(float a, float b, float c) {
   static const bool has_fma = cpu::features().fma;
   return has_fma ? fma_instruction(a, b, c) : std::fma(a, b, c);
@@ -31,10 +26,6 @@ float fused_mul_add(float a, float b, float c) {
 #else
 float fused_mul_add(float a, float b, float c) { return std::fma(a, b, c); }
 #endif
-
-float scaled_by_act(uint16_t half, const ActBlockK& x) { return kernels::f16_to_f32_scalar(half) * x.d; }
-
-}  // namespace
 
 void quantize_act_k_ref(const float* x, ActBlockK* out, int64_t n) {
   assert(n % kSuperBlock == 0 && "quantize_act_k: n must be a multiple of 256");
@@ -65,27 +56,6 @@ void quantize_act_k_ref(const float* x, ActBlockK* out, int64_t n) {
 }
 
 namespace {
-
-// The numerics every twin shares: per block, block_sums(w_block, x_block, sums, &mins_acc) adds
-// the 8 exact int32 lanes (and, for Q4_K / Q5_K, the mins term); lanes take fma(d_w * d_x, sum,
-// lane); y = the lanes' tree sum - mins_acc (0 for types without mins: the same float).
-template <class Block, class BlockSums>
-void matvec_lanes_ref(const void* w, const ActBlockK* x, float* y, int64_t rows, int64_t cols, BlockSums block_sums) {
-  assert(cols % kSuperBlock == 0 && cols > 0);
-  const int64_t nb = cols / kSuperBlock;
-  for (int64_t r = 0; r < rows; ++r) {
-    float lane[8] = {}, mins_acc = 0.0f;
-    for (int64_t b = 0; b < nb; ++b) {
-      Block wb;
-      std::memcpy(&wb, static_cast<const uint8_t*>(w) + (r * nb + b) * int64_t(sizeof wb), sizeof wb);
-      int32_t sums[8] = {};
-      block_sums(wb, x[b], sums, &mins_acc);
-      const float d = scaled_by_act(wb.d, x[b]);
-      for (int i = 0; i < 8; ++i) lane[i] = fused_mul_add(d, float(sums[i]), lane[i]);
-    }
-    y[r] = sum_lanes(lane) - mins_acc;
-  }
-}
 
 // Q4_K and Q5_K: the same scales, mins and lanes; Q5_K adds 16 where its fifth bit is set.
 template <class Block, bool kFifthBit>

@@ -103,22 +103,25 @@ void dequantize_row_q2_k(const void* x, float* y, int64_t n) {
   }
 }
 
+void q3_k_scales(const uint8_t* packed, int8_t* scales) {
+  constexpr uint32_t kmask1 = 0x03030303, kmask2 = 0x0f0f0f0f;
+  uint32_t aux[4];
+  std::memcpy(aux, packed, 12);
+  const uint32_t tmp = aux[2];
+  aux[2] = ((aux[0] >> 4) & kmask2) | (((tmp >> 4) & kmask1) << 4);
+  aux[3] = ((aux[1] >> 4) & kmask2) | (((tmp >> 6) & kmask1) << 4);
+  aux[0] = (aux[0] & kmask2) | (((tmp >> 0) & kmask1) << 4);
+  aux[1] = (aux[1] & kmask2) | (((tmp >> 2) & kmask1) << 4);
+  std::memcpy(scales, aux, 16);
+}
+
 void dequantize_row_q3_k(const void* x, float* y, int64_t n) {
   assert(n % kSuperBlock == 0);
-  constexpr uint32_t kmask1 = 0x03030303, kmask2 = 0x0f0f0f0f;
   for (int64_t i = 0; i < n / kSuperBlock; ++i) {
     const auto b = load<BlockQ3_K>(x, i);
     const float d_all = half(b.d);
-    // 16 6-bit scales: low 4 bits in bytes 0..7, high 2 bits in bytes 8..11.
-    uint32_t aux[4];
-    std::memcpy(aux, b.scales, 12);
-    const uint32_t tmp = aux[2];
-    aux[2] = ((aux[0] >> 4) & kmask2) | (((tmp >> 4) & kmask1) << 4);
-    aux[3] = ((aux[1] >> 4) & kmask2) | (((tmp >> 6) & kmask1) << 4);
-    aux[0] = (aux[0] & kmask2) | (((tmp >> 0) & kmask1) << 4);
-    aux[1] = (aux[1] & kmask2) | (((tmp >> 2) & kmask1) << 4);
     int8_t scales[16];
-    std::memcpy(scales, aux, 16);
+    q3_k_scales(b.scales, scales);
     const uint8_t* q = b.qs;
     uint8_t m = 1;
     int is = 0;

@@ -62,6 +62,9 @@ void quantize_row_q5_1(const float* x, void* y, int64_t n);
 
 // Q4_K / Q5_K: the 6-bit scale and min of sub-block j (0..7) from the 12 packed scale bytes.
 void k_scale_min(int j, const uint8_t* scales, uint8_t* scale, uint8_t* min);
+// Q3_K: the 16 6-bit sub-block scales (0..63; the value uses scale - 32) from the 12 packed bytes
+// (low 4 bits in bytes 0..7, high 2 bits in bytes 8..11).
+void q3_k_scales(const uint8_t* packed, int8_t* scales);
 
 // ---- Integer kernels: Q4_K / Q5_K / Q6_K / IQ4_XS weights x activations quantized like GGML's Q8_K ----
 // One 256-value activation block (kernel input, in scratch memory; layout shared with

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "kernels/kernels.h"
+#include "kernels/kquant_low.h"
 #include "kernels/kquants.h"
 #include "kernels/quant.h"
 
@@ -110,8 +111,29 @@ void matmul_k_int8(const void* w, const float* x, float* y, int64_t rows, int64_
   }
 }
 #define MAGNETAR_KQUANT_ASM(kernel, type) matmul_k_int8<kernel, type>
+
+// The 32-value types' integer row kernels (kquant_low.h) as a matmul: as matmul_k_int8, with
+// Q8_0-style activation blocks from the active quant table's quantizer (asm where it runs).
+template <MatvecQFn Kernel, DType T>
+void matmul_b32_int8(const void* w, const float* x, float* y, int64_t rows, int64_t cols, int64_t n_tokens,
+                     int64_t y_stride) {
+  constexpr int64_t kChunkBytes = 64 * 1024;
+  const int64_t blocks = cols / kBlock;
+  thread_local std::vector<ActBlock> act;
+  if (int64_t(act.size()) < blocks * n_tokens) act.resize(size_t(blocks * n_tokens));
+  const QuantizeActFn quantize = active().quantize_act;
+  for (int64_t t = 0; t < n_tokens; ++t) quantize(x + t * cols, act.data() + t * blocks, cols);
+  const int64_t row_bytes = int64_t(format::tensor_bytes(T, 1, uint64_t(cols)));
+  const int64_t chunk = n_tokens == 1 ? rows : std::max<int64_t>(1, kChunkBytes / row_bytes);
+  for (int64_t r = 0; r < rows; r += chunk)
+    for (int64_t t = 0; t < n_tokens; ++t)
+      Kernel(static_cast<const uint8_t*>(w) + r * row_bytes, act.data() + t * blocks, y + t * y_stride + r,
+             std::min(chunk, rows - r), cols);
+}
+#define MAGNETAR_B32_ASM(kernel, type) matmul_b32_int8<kernel, type>
 #else
 #define MAGNETAR_KQUANT_ASM(kernel, type) nullptr
+#define MAGNETAR_B32_ASM(kernel, type) nullptr
 #endif
 
 // Indexed by DType.
@@ -120,20 +142,26 @@ const TypeTraits kTraits[format::kDTypeCount] = {
     {DType::F16, nullptr, nullptr, false, nullptr, nullptr},
     {DType::Q8_0, dequantize_q8_0, quantize_q8_0, true, nullptr, nullptr},
     {DType::Q4_0, dequantize_q4_0, quantize_q4_0, true, nullptr, nullptr},
-    dequantizing<dequantize_row_q2_k, DType::Q2_K>(quantize_row_q2_k),
-    dequantizing<dequantize_row_q3_k, DType::Q3_K>(quantize_row_q3_k),
+    dequantizing<dequantize_row_q2_k, DType::Q2_K>(quantize_row_q2_k,
+                                                   MAGNETAR_KQUANT_ASM(magnetar_matvec_q2_k_avx2, DType::Q2_K)),
+    dequantizing<dequantize_row_q3_k, DType::Q3_K>(quantize_row_q3_k,
+                                                   MAGNETAR_KQUANT_ASM(magnetar_matvec_q3_k_avx2, DType::Q3_K)),
     dequantizing<dequantize_row_q4_k, DType::Q4_K>(quantize_row_q4_k,
                                                    MAGNETAR_KQUANT_ASM(magnetar_matvec_q4_k_avx2, DType::Q4_K)),
     dequantizing<dequantize_row_q5_k, DType::Q5_K>(quantize_row_q5_k,
                                                    MAGNETAR_KQUANT_ASM(magnetar_matvec_q5_k_avx2, DType::Q5_K)),
     dequantizing<dequantize_row_q6_k, DType::Q6_K>(quantize_row_q6_k,
                                                    MAGNETAR_KQUANT_ASM(magnetar_matvec_q6_k_avx2, DType::Q6_K)),
-    dequantizing<dequantize_row_iq4_nl, DType::IQ4_NL>(quantize_row_iq4_nl),
+    dequantizing<dequantize_row_iq4_nl, DType::IQ4_NL>(quantize_row_iq4_nl,
+                                                       MAGNETAR_B32_ASM(magnetar_matvec_iq4_nl_avx2, DType::IQ4_NL)),
     dequantizing<dequantize_row_iq4_xs, DType::IQ4_XS>(
         quantize_row_iq4_xs, MAGNETAR_KQUANT_ASM(magnetar_matvec_iq4_xs_avx2, DType::IQ4_XS)),
-    dequantizing<dequantize_row_q4_1, DType::Q4_1>(quantize_row_q4_1),
-    dequantizing<dequantize_row_q5_0, DType::Q5_0>(quantize_row_q5_0),
-    dequantizing<dequantize_row_q5_1, DType::Q5_1>(quantize_row_q5_1),
+    dequantizing<dequantize_row_q4_1, DType::Q4_1>(quantize_row_q4_1,
+                                                   MAGNETAR_B32_ASM(magnetar_matvec_q4_1_avx2, DType::Q4_1)),
+    dequantizing<dequantize_row_q5_0, DType::Q5_0>(quantize_row_q5_0,
+                                                   MAGNETAR_B32_ASM(magnetar_matvec_q5_0_avx2, DType::Q5_0)),
+    dequantizing<dequantize_row_q5_1, DType::Q5_1>(quantize_row_q5_1,
+                                                   MAGNETAR_B32_ASM(magnetar_matvec_q5_1_avx2, DType::Q5_1)),
 };
 
 }  // namespace

@@ -7,8 +7,9 @@
 // kernels of quant.h (asm per ISA, x16 tiles). The other block types run `matmul`: each weight
 // row is dequantized once per group of tokens into a small buffer (exactly the values GGML's
 // dequantizer gives) and dotted with the FP32 activations, so their results are those of the
-// float model on the dequantized weights. Where a type has asm (`matmul_avx2`: Q4_K, Q5_K, Q6_K, IQ4_XS;
-// activations quantized like GGML's Q8_K, kquants.h) the CPU runs that instead unless
+// float model on the dequantized weights. Where a type has asm (`matmul_avx2`: Q2_K..Q6_K and IQ4_XS
+// with activations quantized like GGML's Q8_K, kquants.h / kquant_low.h; IQ4_NL, Q4_1, Q5_0 and
+// Q5_1 with Q8_0-style activation blocks, kquant_low.h) the CPU runs that instead unless
 // MAGNETAR_KERNELS=reference: faster, and as close to the float model as llama.cpp is.
 #pragma once
 #include <cstdint>

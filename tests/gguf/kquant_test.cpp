@@ -132,7 +132,7 @@ void expect_types_kept(const std::string& mgn, const nlohmann::json& gguf_types)
 }
 
 // Whether the active kernels quantize the activations for some matrix type of the file (Q8_0,
-// Q4_0; Q4_K and Q6_K with the asm kernels), which bounds its logits like llama.cpp's.
+// Q4_0; every other block type with the asm kernels), which bounds its logits like llama.cpp's.
 bool quantizes_activations(const nlohmann::json& gguf_types) {
   for (const auto& [name, type] : gguf_types.items()) {
     format::DType dtype;

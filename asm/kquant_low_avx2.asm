@@ -1,0 +1,306 @@
+; Low-bit GGUF integer matrix–vector kernels, AVX2 + FMA + F16C: Q2_K and Q3_K against Q8_K-style
+; activation blocks (ActBlockK = {f32 d; pad to 32; i16 bsums[16]; i8 qs[256]}: 320 bytes, as
+; asm/kquant_avx2.asm), IQ4_NL, Q4_1, Q5_0 and Q5_1 against Q8_0-style ActBlocks ({f32 d; i32 sum;
+; i8 qs[32]}: 40 bytes, quant_common.inc). C++ twins and contracts: engine/kernels/kquant_low.h
+; (kquant_low_dot.cpp). Block layouts are GGUF's (kquants.h), at any alignment.
+;
+; One skeleton (LANES_MATVEC) walks rows and blocks; each type supplies one macro that leaves a
+; block's 8 exact int32 lanes in ymm7 (and adds its mins term to xmm9). Quants are unpacked to
+; bytes in registers; vpmaddubsw multiplies them (unsigned) with the int8 activations into int16
+; pairs, vpmaddwd weighs the pairs with the sub-block scales (or 1) into int32 lanes. The lanes
+; are added as fma(d_w * d_x, float(lane), acc) and summed in a fixed tree at the row's end,
+; exactly as the twins do, so asm and twin agree bit for bit.
+
+%include "quant_common.inc"             ; abi.inc, reduce.inc, the ActBlock layout (ACT_*)
+
+%define ACTK_D      0
+%define ACTK_BSUMS  32
+%define ACTK_QS     64
+%define ACTK_BYTES  320
+
+RODATA
+align 32
+nibbles:        times 32 db 0x0f
+two_bit_mask:   times 32 db 0x03
+bit_2:          times 32 db 0x04
+bit_4:          times 32 db 0x10
+ones_words:     times 16 dw 1
+thirty_two:     times 16 dw 32
+iq4_codebook:   times 2 db -127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113
+low_high_shift: dq 0, 0, 4, 4           ; vpsrlvq: low lane the low nibbles, high lane the high ones
+q3_high_shift:  dd 0, 2, 4, 6           ; Q3_K: scales 4q..4q+3 take bits 2q..2q+1 of bytes 8..11
+qh_byte_of:     times 8 db 0            ; Q5: byte j of the register <- byte j / 8 of qh
+                times 8 db 1
+                times 8 db 2
+                times 8 db 3
+qh_bit_of:      times 4 db 1, 2, 4, 8, 16, 32, 64, 128   ; ... and keeps bit j % 8
+; Run k (0..3) of a half super-block: the low 16 bytes take scale word 2k, the high 16 word 2k + 1
+; (vpshufb within each 128-bit lane of the half's 8 scale words, held in both lanes).
+%assign k 0
+%rep 4
+run_scales_%[k]: times 8 db 4 * k, 4 * k + 1
+                 times 8 db 4 * k + 2, 4 * k + 3
+%assign k k + 1
+%endrep
+
+; xmm%1 = float(FP16 at %2) * the activation block's d (offset 0 in both layouts, block at g5)
+%macro HALF_TIMES_XD 2
+  movzx eax, word %2
+  vmovd xmm%1, eax
+  vcvtph2ps xmm%1, xmm%1
+  vmulss xmm%1, xmm%1, [g5]
+%endmacro
+
+; LANES_MATVEC block_bytes, d_offset, act_bytes, log2(values per block), SETUP, BLOCK, mins
+; void fn(const void* w, const Act* x, float* y, int64_t rows, int64_t cols): the whole kernel.
+; Registers: g0 = weight block, g1 = first activation block, g2 = y, g3 = rows left, g4 = blocks
+; per row, g5 = activation block, g6 = scratch, g7 = blocks left; ymm8 = the 8 float lanes,
+; xmm9 = the mins term. SETUP loads constants into ymm5, ymm6, ymm14, ymm15; BLOCK (weight block
+; at g0, activation at g5) leaves the int32 lanes in ymm7 and may use ymm0..4, ymm10..13, and
+; for a mins term (mins = 1) add to xmm9; y = tree(lanes) - xmm9.
+%macro LANES_MATVEC 7
+  shr g4, %4
+  test g3, g3
+  jle %%done
+  %5
+%%row:
+  vxorps xmm8, xmm8, xmm8
+  vxorps xmm9, xmm9, xmm9
+  mov g5, g1
+  mov g7, g4
+%%block:
+  %6
+  vcvtdq2ps ymm7, ymm7
+  HALF_TIMES_XD 13, [g0 + %2]
+  vbroadcastss ymm13, xmm13
+  vfmadd231ps ymm8, ymm13, ymm7
+  add g0, %1
+  add g5, %3
+  dec g7
+  jnz %%block
+  vmovaps ymm0, ymm8
+  HSUM_YMM0                            ; the twin's tree
+  %if %7
+    vsubss xmm0, xmm0, xmm9
+  %endif
+  vmovss [g2], xmm0
+  add g2, 4
+  dec g3
+  jnz %%row
+%%done:
+  RET
+%endmacro
+
+; TWO_BIT_HALF h, qs_offset, HIGH_BIT: ymm7 += the lanes of runs 4h..4h+3 of a Q2_K / Q3_K
+; super-block (ymm10 = its 16 scale words): ymm12 = the half's 32 quant bytes at [g0 + qs_offset
+; + 32 h] (run k = the 2-bit fields at bit 2k); HIGH_BIT r (Q3_K) ORs run r's third bit into ymm0
+; (using ymm1); Q2_K passes NO_HIGH_BIT.
+%macro TWO_BIT_HALF 3
+  %if %1 == 0
+    vpermq ymm11, ymm10, 0x44           ; scale words 0..7 in both lanes
+  %else
+    vpermq ymm11, ymm10, 0xee           ; 8..15
+  %endif
+  vmovdqu ymm12, [g0 + %2 + 32 * %1]
+  %assign %%k 0
+  %rep 4
+    %if %%k == 0
+      vpand ymm0, ymm12, ymm14
+    %else
+      vpsrlw ymm0, ymm12, 2 * %%k        ; bits crossing from the next byte land above bit 1
+      vpand ymm0, ymm0, ymm14
+    %endif
+    %assign %%run 4 * %1 + %%k
+    %3 %%run
+    vpmaddubsw ymm0, ymm0, [g5 + ACTK_QS + 128 * %1 + 32 * %%k]
+    vpshufb ymm2, ymm11, [rel run_scales_%[%%k]]
+    vpmaddwd ymm0, ymm0, ymm2
+    vpaddd ymm7, ymm7, ymm0
+    %assign %%k %%k + 1
+  %endrep
+%endmacro
+
+%macro NO_HIGH_BIT 1
+%endmacro
+
+; Q3_K: ymm0 |= 4 where bit %1 of hmask (ymm13) is set; bit %1 reaches bit 2 by a word shift
+; (what crosses from the neighbouring byte lands outside bit 2), masked by ymm6 = 0x04.
+%macro Q3_HIGH_BIT 1
+  %if (%1) < 2
+    vpsllw ymm1, ymm13, 2 - (%1)
+  %elif (%1) == 2
+    vmovdqa ymm1, ymm13
+  %else
+    vpsrlw ymm1, ymm13, (%1) - 2
+  %endif
+  vpand ymm1, ymm1, ymm6
+  vpor ymm0, ymm0, ymm1
+%endmacro
+
+; ------------------------------------------------------------------------------------------------
+; void magnetar_matvec_q2_k_avx2(const void* w, const ActBlockK* x, float* y, int64_t rows,
+;                                int64_t cols)                     cols % 256 == 0, cols > 0
+; Block (84 bytes): scales[16] (low nibble scale, high nibble min of 16 values), qs[64], d, dmin.
+; ------------------------------------------------------------------------------------------------
+%macro Q2_K_SETUP 0
+  vmovdqa ymm15, [rel nibbles]
+  vmovdqa ymm14, [rel two_bit_mask]
+%endmacro
+
+%macro Q2_K_BLOCK 0
+  vmovdqu xmm0, [g0]
+  vpsrlw xmm1, xmm0, 4
+  vpand xmm0, xmm0, xmm15
+  vpand xmm1, xmm1, xmm15
+  vpmovzxbw ymm10, xmm0                ; 16 scale words
+  vpmovzxbw ymm1, xmm1                 ; 16 min words
+  vpmaddwd ymm1, ymm1, [g5 + ACTK_BSUMS]
+  vextracti128 xmm2, ymm1, 1
+  vpaddd xmm1, xmm1, xmm2
+  vphaddd xmm1, xmm1, xmm1
+  vphaddd xmm1, xmm1, xmm1             ; mins . bsums, exact
+  vcvtdq2ps xmm1, xmm1
+  HALF_TIMES_XD 2, [g0 + 82]
+  vfmadd231ss xmm9, xmm2, xmm1
+  vpxor xmm7, xmm7, xmm7
+  TWO_BIT_HALF 0, 16, NO_HIGH_BIT
+  TWO_BIT_HALF 1, 16, NO_HIGH_BIT
+%endmacro
+
+FUNCTION matvec_q2_k_avx2, 5, 8, 16
+  LANES_MATVEC 84, 80, ACTK_BYTES, 8, Q2_K_SETUP, Q2_K_BLOCK, 1
+
+; ------------------------------------------------------------------------------------------------
+; void magnetar_matvec_q3_k_avx2(const void* w, const ActBlockK* x, float* y, int64_t rows,
+;                                int64_t cols)                     cols % 256 == 0, cols > 0
+; Block (110 bytes): hmask[32], qs[64], scales[12] (16 6-bit scales), d. A value is
+; d (sc - 32) (q + 4 h - 4): the unsigned q + 4 h (0..7) goes to vpmaddubsw and lane i takes
+; -4 (sc[2i] bsums[2i] + sc[2i+1] bsums[2i+1]) off exactly.
+; ------------------------------------------------------------------------------------------------
+%macro Q3_K_SETUP 0
+  vmovdqa ymm15, [rel nibbles]
+  vmovdqa ymm14, [rel two_bit_mask]
+  vmovdqa ymm6, [rel bit_2]
+%endmacro
+
+%macro Q3_K_BLOCK 0
+  vmovq xmm0, [g0 + 96]                ; bytes 0..7: low 4 bits of scales 0..7 and (>> 4) 8..15
+  vpsrlw xmm1, xmm0, 4
+  vpunpcklqdq xmm0, xmm0, xmm1
+  vpand xmm0, xmm0, xmm15
+  vpbroadcastd xmm1, [g0 + 104]        ; bytes 8..11: the 2-bit high parts
+  vpsrlvd xmm1, xmm1, [rel q3_high_shift]
+  vpand xmm1, xmm1, xmm14
+  vpsllw xmm1, xmm1, 4                 ; bytes <= 3: nothing crosses into the next byte
+  vpor xmm0, xmm0, xmm1                ; 16 scales, 0..63
+  vpmovzxbw ymm10, xmm0
+  vpsubw ymm10, ymm10, [rel thirty_two]   ; signed scale words
+  vpmaddwd ymm3, ymm10, [g5 + ACTK_BSUMS]
+  vpslld ymm3, ymm3, 2                 ; 4 (sc . bsums) per lane pair of sub-blocks
+  vmovdqu ymm13, [g0]                  ; hmask
+  vpxor xmm7, xmm7, xmm7
+  TWO_BIT_HALF 0, 32, Q3_HIGH_BIT
+  TWO_BIT_HALF 1, 32, Q3_HIGH_BIT
+  vpsubd ymm7, ymm7, ymm3
+%endmacro
+
+FUNCTION matvec_q3_k_avx2, 5, 8, 16
+  LANES_MATVEC 110, 108, ACTK_BYTES, 8, Q3_K_SETUP, Q3_K_BLOCK, 0
+
+; ------------------------------------------------------------------------------------------------
+; The 32-value types: void magnetar_matvec_<type>_avx2(const void* w, const ActBlock* x, float* y,
+; int64_t rows, int64_t cols)                                       cols % 32 == 0, cols > 0
+; Element j is the low nibble of qs[j] (j < 16) or the high nibble of qs[j - 16]: one 16-byte
+; load in both lanes, the high lane shifted right by 4, gives all 32 in element order. Lane i =
+; elements 4i..4i+3 (vpmaddwd with ones).
+; ------------------------------------------------------------------------------------------------
+%macro B32_SETUP 0
+  vmovdqa ymm15, [rel nibbles]
+  vmovdqa ymm6, [rel ones_words]
+  vmovdqa ymm5, [rel low_high_shift]
+%endmacro
+
+; ymm0 = the 32 nibbles of the qs[16] at %1, in element order
+%macro B32_NIBBLES 1
+  vbroadcasti128 ymm0, %1
+  vpsrlvq ymm0, ymm0, ymm5
+  vpand ymm0, ymm0, ymm15
+%endmacro
+
+; ymm0 |= 16 at element j where bit j of the qh dword at %1 is set
+%macro B32_FIFTH_BIT 1
+  vpbroadcastd ymm1, %1
+  vpshufb ymm1, ymm1, [rel qh_byte_of]
+  vpand ymm1, ymm1, [rel qh_bit_of]
+  vpcmpeqb ymm1, ymm1, [rel qh_bit_of]
+  vpand ymm1, ymm1, [rel bit_4]
+  vpor ymm0, ymm0, ymm1
+%endmacro
+
+; ymm7 = the lanes of the unsigned quants in ymm0 times the activation
+%macro B32_LANES 0
+  vpmaddubsw ymm0, ymm0, [g5 + ACT_QS]
+  vpmaddwd ymm7, ymm0, ymm6
+%endmacro
+
+; xmm9 -= (FP16 min at %1) * d_x * float(sum of x): the twin's fma(-(m_w d_x), sum, mins)
+%macro B32_MIN_TERM 1
+  vmovd xmm1, [g5 + ACT_SUM]
+  vcvtdq2ps xmm1, xmm1
+  HALF_TIMES_XD 2, %1
+  vfnmadd231ss xmm9, xmm2, xmm1
+%endmacro
+
+; IQ4_NL (18 bytes: d, qs[16]): weights are the codebook's int8 values (vpshufb); vpmaddubsw
+; takes |w| unsigned and sign(w) x (vpsignb; |w|, |x| <= 127, so no pair sum saturates).
+%macro IQ4_NL_SETUP 0
+  B32_SETUP
+  vmovdqa ymm14, [rel iq4_codebook]
+%endmacro
+
+%macro IQ4_NL_BLOCK 0
+  B32_NIBBLES [g0 + 2]
+  vpshufb ymm0, ymm14, ymm0
+  vmovdqu ymm1, [g5 + ACT_QS]
+  vpsignb ymm1, ymm1, ymm0
+  vpsignb ymm0, ymm0, ymm0
+  vpmaddubsw ymm0, ymm0, ymm1
+  vpmaddwd ymm7, ymm0, ymm6
+%endmacro
+
+FUNCTION matvec_iq4_nl_avx2, 5, 8, 16
+  LANES_MATVEC 18, 0, ACT_BLOCK, 5, IQ4_NL_SETUP, IQ4_NL_BLOCK, 0
+
+; Q4_1 (20 bytes: d, m, qs[16]): value q d + m.
+%macro Q4_1_BLOCK 0
+  B32_NIBBLES [g0 + 4]
+  B32_LANES
+  B32_MIN_TERM [g0 + 2]
+%endmacro
+
+FUNCTION matvec_q4_1_avx2, 5, 8, 16
+  LANES_MATVEC 20, 0, ACT_BLOCK, 5, B32_SETUP, Q4_1_BLOCK, 1
+
+; Q5_0 (22 bytes: d, qh[4], qs[16]): value (q - 16) d; each lane takes 2 sum(x) off.
+%macro Q5_0_BLOCK 0
+  B32_NIBBLES [g0 + 6]
+  B32_FIFTH_BIT [g0 + 2]
+  B32_LANES
+  vpbroadcastd ymm1, [g5 + ACT_SUM]
+  vpslld ymm1, ymm1, 1
+  vpsubd ymm7, ymm7, ymm1
+%endmacro
+
+FUNCTION matvec_q5_0_avx2, 5, 8, 16
+  LANES_MATVEC 22, 0, ACT_BLOCK, 5, B32_SETUP, Q5_0_BLOCK, 0
+
+; Q5_1 (24 bytes: d, m, qh[4], qs[16]): value q d + m.
+%macro Q5_1_BLOCK 0
+  B32_NIBBLES [g0 + 8]
+  B32_FIFTH_BIT [g0 + 4]
+  B32_LANES
+  B32_MIN_TERM [g0 + 2]
+%endmacro
+
+FUNCTION matvec_q5_1_avx2, 5, 8, 16
+  LANES_MATVEC 24, 0, ACT_BLOCK, 5, B32_SETUP, Q5_1_BLOCK, 1

@@ -1,0 +1,54 @@
+// Integer matrix–vector kernels of the low-bit GGUF types: Q2_K and Q3_K against activations
+// quantized like GGML's Q8_K (ActBlockK, kquants.h), and the 32-value types IQ4_NL, Q4_1, Q5_0
+// and Q5_1 against Q8_0-style activation blocks (ActBlock, quant.h). C++ twins (kquant_low_dot.cpp:
+// the fallback and the test oracle) and their asm (asm/kquant_low_avx2.asm), bit for bit equal.
+//
+// Numerics: kquants.h's contract (kquant_lanes.h): per block, 8 exact int32 lane sums, each added
+// as lane[i] = fma(d_w * d_x, float(sum_i), lane[i]); a mins term m accumulated by fma; y = the
+// lanes' tree sum - m. Lane i holds values 4i..4i+3 of each run of 32 (Q2_K / Q3_K: runs r = 0..7
+// of a super-block; the 32-value types: the block itself). Per type:
+//   Q2_K   sum_i = sum of (sc_s & 15) * q * x;  m = fma(dmin * d_x, float(sum_s (sc_s >> 4) * bsums[s]), m)
+//   Q3_K   q + 4 (0..7, the high bit set = +4) weighed by the signed scale (6-bit - 32); lane i
+//          subtracts 4 * (sc[2i] * bsums[2i] + sc[2i+1] * bsums[2i+1]); no mins
+//   IQ4_NL sum_i = sum of kIq4Values[q] * x; no mins
+//   Q4_1   sum_i = sum of q * x;  m = fma(-(m_w * d_x), float(x.sum), m)   (so y = tree + m_w d_x sum)
+//   Q5_0   sum_i = sum of q * x - 2 * x.sum   (q = 0..31: the eight lanes carry -16 * x.sum)
+//   Q5_1   sum_i = sum of q * x;  m as Q4_1
+// Why Q8_0-style activations for the 32-value types: their rows need only be whole 32-value
+// blocks (a Q8_K block needs 256), one activation scale per weight block is what GGML's
+// vec_dot_{iq4_nl,q5_0}_q8_0 / {q4_1,q5_1}_q8_1 use (so the results sit as close to llama.cpp's),
+// and the quantizer is the Q8_0 path's (quant::active().quantize_act, asm, bit-exact with its twin).
+#pragma once
+#include <cstdint>
+
+#include "kernels/kquants.h"
+#include "kernels/quant.h"
+
+namespace magnetar::quant {
+
+// y[r] = row r of w (blocks of the type, any alignment) . x, r < rows (>= 0); cols > 0 and a
+// multiple of 256 (Q2_K, Q3_K: cols / 256 ActBlockK) or 32 (the others: cols / 32 ActBlocks).
+void matvec_q2_k_ref(const void* w, const ActBlockK* x, float* y, int64_t rows, int64_t cols);
+void matvec_q3_k_ref(const void* w, const ActBlockK* x, float* y, int64_t rows, int64_t cols);
+void matvec_iq4_nl_ref(const void* w, const ActBlock* x, float* y, int64_t rows, int64_t cols);
+void matvec_q4_1_ref(const void* w, const ActBlock* x, float* y, int64_t rows, int64_t cols);
+void matvec_q5_0_ref(const void* w, const ActBlock* x, float* y, int64_t rows, int64_t cols);
+void matvec_q5_1_ref(const void* w, const ActBlock* x, float* y, int64_t rows, int64_t cols);
+
+}  // namespace magnetar::quant
+
+// asm/kquant_low_avx2.asm; same contracts as the twins above.
+extern "C" {
+void magnetar_matvec_q2_k_avx2(const void* w, const magnetar::quant::ActBlockK* x, float* y, int64_t rows,
+                               int64_t cols);
+void magnetar_matvec_q3_k_avx2(const void* w, const magnetar::quant::ActBlockK* x, float* y, int64_t rows,
+                               int64_t cols);
+void magnetar_matvec_iq4_nl_avx2(const void* w, const magnetar::quant::ActBlock* x, float* y, int64_t rows,
+                                 int64_t cols);
+void magnetar_matvec_q4_1_avx2(const void* w, const magnetar::quant::ActBlock* x, float* y, int64_t rows,
+                               int64_t cols);
+void magnetar_matvec_q5_0_avx2(const void* w, const magnetar::quant::ActBlock* x, float* y, int64_t rows,
+                               int64_t cols);
+void magnetar_matvec_q5_1_avx2(const void* w, const magnetar::quant::ActBlock* x, float* y, int64_t rows,
+                               int64_t cols);
+}
