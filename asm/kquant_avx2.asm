@@ -10,93 +10,23 @@
 ; is exact; it is converted to float and added as lane[i] = fma(d_w * d_x, sum_i, lane[i]).
 ; Q4_K's mins and Q6_K's -32 offset come from the activation's 16-value sums (bsums). At the end
 ; of a row the 8 lanes are summed in a fixed tree: (l[i] + l[i+4]), then (t[0] + t[2]) and
-; (t[1] + t[3]), then their sum — the twin's order, so asm and twin agree bit for bit.
+; (t[1] + t[3]), then their sum — the twin's order, so asm and twin agree bit for bit. The
+; pieces the prefill kernels share (scale and min decoding, constants) are kquant_common.inc's.
 
-%include "abi.inc"
-%include "reduce.inc"
+%include "kquant_common.inc"
 
-%define ACTK_D      0
-%define ACTK_BSUMS  32
-%define ACTK_QS     64
-%define ACTK_BYTES  320
-
-RODATA
-align 32
-low_nibble:  times 32 db 0x0f
-bits_45:     times 32 db 0x30
-bit_4:       times 32 db 0x10
-iq4_values:  times 2 db -127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113
-words_32:    times 8 dw 32
-; Q4_K: words of sub-block scale j (0..7) broadcast: mask j picks bytes 2j, 2j+1 everywhere.
-%assign j 0
-%rep 8
-scale_word_%[j]: times 16 db 2 * j, 2 * j + 1
-%assign j j + 1
-%endrep
-; Q6_K: chunk k (0..3) of a half block: low lane takes scale word 2k, high lane word 2k + 1.
-%assign k 0
-%rep 4
-scale_pair_%[k]: times 8 db 4 * k, 4 * k + 1
-                 times 8 db 4 * k + 2, 4 * k + 3
-%assign k k + 1
-%endrep
-
-
-; ymm0 |= 16 where bit %1 of qh (ymm14) is set: bit %1 moved to bit 4 by a word shift (bits that
-; cross into the neighbouring byte are masked off), masked by ymm15 = 0x10.
-%macro FIFTH_BIT 1
-  %if %1 < 4
-    vpsllw ymm2, ymm14, 4 - %1
-  %elif %1 == 4
-    vmovdqa ymm2, ymm14
-  %else
-    vpsrlw ymm2, ymm14, %1 - 4
-  %endif
-  vpand ymm2, ymm2, ymm15
-  vpor ymm0, ymm0, ymm2
-%endmacro
-
-; xmm%1 = float(half at [%2]) * activation d at [%3]
+; xmm%1 = float(half at [%2]) * activation d at [%3]; clobbers g8.
 %macro SCALE_TIMES_XD 3
-  movzx eax, word %2
-  vmovd xmm%1, eax
+  movzx g8d, word %2
+  vmovd xmm%1, g8d
   vcvtph2ps xmm%1, xmm%1
   vmulss xmm%1, xmm%1, %3
 %endmacro
 
 ; Q4_K / Q5_K block at g0, activation block at g5: ymm10 = the 8 sub-block scales as words (in
-; both lanes); xmm9 += dmin * x.d * (mins . (bsums[2j] + bsums[2j + 1])). The 6-bit packing:
-; sc[0..3] = u0 & 0x3f, sc[4..7] = (u2 & 0x0f) | ((u0 >> 6) & 3) << 4, m[0..3] = u1 & 0x3f,
-; m[4..7] = ((u2 >> 4) & 0x0f) | ((u1 >> 6) & 3) << 4, bytewise, u_i = dword i of scales[12].
+; both lanes); xmm9 += dmin * x.d * (mins . (bsums[2j] + bsums[2j + 1])).
 %macro K_SCALES_AND_MINS 0
-  mov g8d, [g0 + 4]                    ; u0
-  mov g9d, [g0 + 8]                    ; u1
-  mov g10d, [g0 + 12]                  ; u2
-  mov g11d, g8d
-  shr g11d, 6
-  and g11d, 0x03030303
-  shl g11d, 4
-  mov g12d, g10d
-  and g12d, 0x0f0f0f0f
-  or g12d, g11d                        ; sc[4..7]
-  and g8d, 0x3f3f3f3f                  ; sc[0..3]
-  shl g12, 32
-  or g12, g8                           ; sc[0..7]
-  vmovq xmm10, g12
-  mov g11d, g9d
-  shr g11d, 6
-  and g11d, 0x03030303
-  shl g11d, 4
-  shr g10d, 4
-  and g10d, 0x0f0f0f0f
-  or g10d, g11d                        ; m[4..7]
-  and g9d, 0x3f3f3f3f                  ; m[0..3]
-  shl g10, 32
-  or g10, g9                           ; m[0..7]
-  vmovq xmm11, g10
-  vpmovzxbw xmm10, xmm10
-  vpermq ymm10, ymm10, 0x44
-  vpmovzxbw xmm11, xmm11
+  K_SCALE_MIN_WORDS 10, 11
   vmovdqu xmm12, [g5 + ACTK_BSUMS]
   vphaddw xmm12, xmm12, [g5 + ACTK_BSUMS + 16]
   vpmaddwd xmm12, xmm12, xmm11
@@ -202,7 +132,6 @@ FUNCTION matvec_q5_k_avx2, 5, 13, 16
   test g3, g3
   jle .done
   vmovdqa ymm6, [rel low_nibble]
-  vmovdqa ymm15, [rel bit_4]
 .row:
   K_ROW_BEGIN
 .block:
@@ -215,11 +144,11 @@ FUNCTION matvec_q5_k_avx2, 5, 13, 16
 %assign hi 2 * k + 1
   vmovdqu ymm1, [g0 + 48 + 32 * k]
   vpand ymm0, ymm1, ymm6
-  FIFTH_BIT lo
+  FIFTH_BIT lo, 0, 14, 2
   K_SUBBLOCK_DOT lo
   vpsrlw ymm0, ymm1, 4
   vpand ymm0, ymm0, ymm6
-  FIFTH_BIT hi
+  FIFTH_BIT hi, 0, 14, 2
   K_SUBBLOCK_DOT hi
 %assign k k + 1
 %endrep
@@ -310,43 +239,7 @@ FUNCTION matvec_iq4_xs_avx2, 5, 12, 16
 .row:
   K_ROW_BEGIN
 .block:
-  ; the 2-bit high parts: byte j of g9 = (scales_h >> 2 j) & 3 (a byte's four fields spread by
-  ; shifts of 6: no field meets another's bits 0..1)
-  movzx g8d, word [g0 + 2]
-  mov g9d, g8d
-  and g9d, 0xff
-  mov g10d, g9d
-  shl g10d, 6
-  or g10d, g9d
-  mov g11d, g10d
-  shl g11d, 12
-  or g10d, g11d                        ; h0 | h0 << 6 | h0 << 12 | h0 << 18
-  and g10d, 0x03030303                 ; fields of sub-blocks 0..3
-  shr g8d, 8
-  mov g11d, g8d
-  shl g11d, 6
-  or g11d, g8d
-  mov g9d, g11d
-  shl g9d, 12
-  or g11d, g9d
-  and g11d, 0x03030303                 ; sub-blocks 4..7
-  shl g11, 32
-  or g10, g11
-  vmovq xmm11, g10
-  vpsllw xmm11, xmm11, 4               ; high parts at bits 4..5 (bytes <= 3: nothing crosses)
-  ; the low nibbles, interleaved into sub-block order
-  mov g8d, [g0 + 4]
-  mov g9d, g8d
-  and g8d, 0x0f0f0f0f                  ; sub-blocks 0, 2, 4, 6
-  shr g9d, 4
-  and g9d, 0x0f0f0f0f                  ; 1, 3, 5, 7
-  vmovd xmm12, g8d
-  vmovd xmm13, g9d
-  vpunpcklbw xmm12, xmm12, xmm13
-  vpor xmm11, xmm11, xmm12             ; 8 scales 0..63
-  vpmovzxbw xmm10, xmm11
-  vpsubw xmm10, xmm10, [rel words_32]  ; signed scale words
-  vpermq ymm10, ymm10, 0x44
+  IQ4_SCALE_WORDS 10, 11, 12
   vpxor xmm7, xmm7, xmm7
 %assign p 0
 %rep 4

@@ -27,6 +27,18 @@ float fused_mul_add(float a, float b, float c) {
 float fused_mul_add(float a, float b, float c) { return std::fma(a, b, c); }
 #endif
 
+namespace {
+
+// std::nearbyint (round half to even, the default rounding mode) of |v| < 2^22, inf or NaN, without
+// the library call (the engine is built for baseline x86-64, without SSE4.1's roundss): adding
+// 1.5 * 2^23 leaves no fraction bits, so the addition rounds; subtracting it back is exact.
+float round_half_even(float v) {
+  constexpr float kShift = 12582912.0f;  // 1.5 * 2^23
+  return (v + kShift) - kShift;
+}
+
+}  // namespace
+
 void quantize_act_k_ref(const float* x, ActBlockK* out, int64_t n) {
   assert(n % kSuperBlock == 0 && "quantize_act_k: n must be a multiple of 256");
   for (int64_t b = 0; b < n / kSuperBlock; ++b, x += kSuperBlock) {
@@ -43,7 +55,9 @@ void quantize_act_k_ref(const float* x, ActBlockK* out, int64_t n) {
     if (amax == 0.0f) continue;  // all zero (or NaN): d = 0, q = 0
     const float iscale = -127.0f / max;
     for (int64_t j = 0; j < kSuperBlock; ++j) {
-      const float v = std::nearbyint(iscale * x[j]);  // round half even, as GGML's nearest_int
+      // round half even, as GGML's nearest_int; |iscale * x| <= 127 (or inf / NaN when max is
+      // subnormal / inf), in round_half_even's range
+      const float v = round_half_even(iscale * x[j]);
       y.qs[j] = int8_t(v >= 127.0f ? 127 : v <= -127.0f ? -127 : v == v ? int(v) : 0);
     }
     for (int j = 0; j < 16; ++j) {
@@ -117,6 +131,12 @@ void matvec_q6_k_ref(const void* w, const ActBlockK* x, float* y, int64_t rows, 
 
 void matvec_iq4_xs_ref(const void* w, const ActBlockK* x, float* y, int64_t rows, int64_t cols) {
   matvec_lanes_ref<BlockIQ4_XS>(w, x, y, rows, cols, iq4_xs_block_sums);
+}
+
+void matmul_k_ref(MatvecKFn matvec, const void* w, const ActBlockK* x, float* y, int64_t rows, int64_t cols,
+                  int64_t n_tokens, int64_t y_stride) {
+  assert(cols % kSuperBlock == 0 && cols > 0 && n_tokens >= 0 && y_stride >= rows);
+  for (int64_t t = 0; t < n_tokens; ++t) matvec(w, x + t * (cols / kSuperBlock), y + t * y_stride, rows, cols);
 }
 
 }  // namespace magnetar::quant

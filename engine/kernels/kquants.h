@@ -93,9 +93,21 @@ void matvec_q5_k_ref(const void* w, const ActBlockK* x, float* y, int64_t rows, 
 void matvec_q6_k_ref(const void* w, const ActBlockK* x, float* y, int64_t rows, int64_t cols);
 void matvec_iq4_xs_ref(const void* w, const ActBlockK* x, float* y, int64_t rows, int64_t cols);
 
+// Prefill: y[t * y_stride + r] = row r of w . token t of x, r < rows, t < n_tokens (x: n_tokens
+// tokens of cols / 256 blocks each, back to back; y_stride >= rows). Every output is bit for bit
+// the matvec's for that token (the asm tiles follow the numerics above), so prefill and decode
+// agree exactly. The twin: the matvec twin once per token.
+using MatmulKFn = void (*)(const void* w, const ActBlockK* x, float* y, int64_t rows, int64_t cols,
+                           int64_t n_tokens, int64_t y_stride);
+void matmul_k_ref(MatvecKFn matvec, const void* w, const ActBlockK* x, float* y, int64_t rows, int64_t cols,
+                  int64_t n_tokens, int64_t y_stride);
+// Tokens per register tile of the asm prefill kernels (asm/kquant_matmul.inc): below this many
+// tokens the matvec per token is as fast.
+inline constexpr int64_t kKTileTokens = 8;
+
 }  // namespace magnetar::quant
 
-// asm/kquant_avx2.asm; same contracts as the twins above.
+// asm/kquant_avx2.asm (decode); same contracts as the twins above.
 extern "C" {
 void magnetar_matvec_q4_k_avx2(const void* w, const magnetar::quant::ActBlockK* x, float* y, int64_t rows,
                                int64_t cols);
@@ -105,4 +117,13 @@ void magnetar_matvec_q6_k_avx2(const void* w, const magnetar::quant::ActBlockK* 
                                int64_t cols);
 void magnetar_matvec_iq4_xs_avx2(const void* w, const magnetar::quant::ActBlockK* x, float* y, int64_t rows,
                                  int64_t cols);
+// asm/kquant_matmul_avx2.asm (prefill, MatmulKFn's contract)
+void magnetar_matmul_q4_k_avx2(const void* w, const magnetar::quant::ActBlockK* x, float* y, int64_t rows,
+                               int64_t cols, int64_t n_tokens, int64_t y_stride);
+void magnetar_matmul_q5_k_avx2(const void* w, const magnetar::quant::ActBlockK* x, float* y, int64_t rows,
+                               int64_t cols, int64_t n_tokens, int64_t y_stride);
+void magnetar_matmul_q6_k_avx2(const void* w, const magnetar::quant::ActBlockK* x, float* y, int64_t rows,
+                               int64_t cols, int64_t n_tokens, int64_t y_stride);
+void magnetar_matmul_iq4_xs_avx2(const void* w, const magnetar::quant::ActBlockK* x, float* y, int64_t rows,
+                                 int64_t cols, int64_t n_tokens, int64_t y_stride);
 }

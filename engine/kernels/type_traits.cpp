@@ -84,33 +84,65 @@ constexpr auto quantize_q8_0 = quantize_blocks<BlockQ8_0, quantize_row_q8_0>;
 constexpr auto quantize_q4_0 = quantize_blocks<BlockQ4_0, quantize_row_q4_0>;
 
 using format::DType;
+
+// A type's AVX2 integer kernels as the record's two matmul slots (float and pre-quantized
+// activations); empty where the type has none.
+struct KQuantAsm {
+  MatmulDequantFn matmul = nullptr;
+  MatmulKFn matmul_k = nullptr;
+};
+
 template <DequantizeRowFn D, DType T>
-constexpr TypeTraits dequantizing(QuantizeRowFn quantize = nullptr, MatmulDequantFn avx2 = nullptr) {
-  return {T, D, quantize, false, matmul_dequant<D, T>, avx2};
+constexpr TypeTraits dequantizing(QuantizeRowFn quantize = nullptr, KQuantAsm avx2 = {}) {
+  return {T, D, quantize, false, matmul_dequant<D, T>, avx2.matmul, avx2.matmul_k};
 }
 
 #if defined(__x86_64__) || defined(_M_X64)
-// An integer row kernel (kquants.h) as a matmul: the tokens' activations quantized once per call
-// into thread-local scratch (grown on the first calls, then reused), then rows in chunks that
-// stay in L2 while every token passes over them.
-template <MatvecKFn Kernel, DType T>
-void matmul_k_int8(const void* w, const float* x, float* y, int64_t rows, int64_t cols, int64_t n_tokens,
-                   int64_t y_stride) {
+// The integer kernels (kquants.h) on activations already quantized: rows in chunks whose weights
+// stay in L2 while every token passes over them. Where the type has a prefill tile, tokens go in
+// groups of kKTileTokens (a group's activations stay in L1 while the chunk's rows pass; a last
+// group of at least half a tile is a whole tile, the kernel repeating its last token); the
+// tokens left, and every call of fewer than kKTileTokens tokens, take the matvec per token.
+template <MatvecKFn Matvec, MatmulKFn Tile, DType T>
+void matmul_k_quantized(const void* w, const ActBlockK* x, float* y, int64_t rows, int64_t cols, int64_t n_tokens,
+                        int64_t y_stride) {
   constexpr int64_t kChunkBytes = 64 * 1024;
   const int64_t blocks = cols / kSuperBlock;
-  thread_local std::vector<ActBlockK> act;
-  if (int64_t(act.size()) < blocks * n_tokens) act.resize(size_t(blocks * n_tokens));
-  for (int64_t t = 0; t < n_tokens; ++t) quantize_act_k_ref(x + t * cols, act.data() + t * blocks, cols);
   const int64_t row_bytes = int64_t(format::tensor_bytes(T, 1, uint64_t(cols)));
   const int64_t chunk = n_tokens == 1 ? rows : std::max<int64_t>(1, kChunkBytes / row_bytes);
   const auto* base = static_cast<const uint8_t*>(w);
   for (int64_t r = 0; r < rows; r += chunk) {
     const int64_t n = std::min(chunk, rows - r);
-    for (int64_t t = 0; t < n_tokens; ++t)
-      Kernel(base + r * row_bytes, act.data() + t * blocks, y + t * y_stride + r, n, cols);
+    int64_t t = 0;
+    if constexpr (Tile != nullptr) {
+      if (n_tokens >= kKTileTokens)
+        for (; t + kKTileTokens / 2 <= n_tokens; t += kKTileTokens)
+          Tile(base + r * row_bytes, x + t * blocks, y + t * y_stride + r, n, cols,
+               std::min(kKTileTokens, n_tokens - t), y_stride);
+    }
+    for (; t < n_tokens; ++t) Matvec(base + r * row_bytes, x + t * blocks, y + t * y_stride + r, n, cols);
   }
 }
-#define MAGNETAR_KQUANT_ASM(kernel, type) matmul_k_int8<kernel, type>
+
+// The same on FP32 activations: quantized per call into thread-local scratch (grown on the first
+// calls, then reused).
+template <MatmulKFn Quantized>
+void matmul_k_int8(const void* w, const float* x, float* y, int64_t rows, int64_t cols, int64_t n_tokens,
+                   int64_t y_stride) {
+  const int64_t blocks = cols / kSuperBlock;
+  thread_local std::vector<ActBlockK> act;
+  if (int64_t(act.size()) < blocks * n_tokens) act.resize(size_t(blocks * n_tokens));
+  for (int64_t t = 0; t < n_tokens; ++t) quantize_act_k_ref(x + t * cols, act.data() + t * blocks, cols);
+  Quantized(w, act.data(), y, rows, cols, n_tokens, y_stride);
+}
+
+template <MatvecKFn Matvec, MatmulKFn Tile, DType T>
+constexpr KQuantAsm k_quant_asm() {
+  return {matmul_k_int8<matmul_k_quantized<Matvec, Tile, T>>, matmul_k_quantized<Matvec, Tile, T>};
+}
+// A type with an integer matvec kernel; with a prefill tile too.
+#define MAGNETAR_KQUANT_ASM(kernel, type) k_quant_asm<kernel, nullptr, type>()
+#define MAGNETAR_KQUANT_TILED_ASM(kernel, tile, type) k_quant_asm<kernel, tile, type>()
 
 // The 32-value types' integer row kernels (kquant_low.h) as a matmul: as matmul_k_int8, with
 // Q8_0-style activation blocks from the active quant table's quantizer (asm where it runs).
@@ -130,32 +162,33 @@ void matmul_b32_int8(const void* w, const float* x, float* y, int64_t rows, int6
       Kernel(static_cast<const uint8_t*>(w) + r * row_bytes, act.data() + t * blocks, y + t * y_stride + r,
              std::min(chunk, rows - r), cols);
 }
-#define MAGNETAR_B32_ASM(kernel, type) matmul_b32_int8<kernel, type>
+#define MAGNETAR_B32_ASM(kernel, type) KQuantAsm{matmul_b32_int8<kernel, type>, nullptr}
 #else
-#define MAGNETAR_KQUANT_ASM(kernel, type) nullptr
-#define MAGNETAR_B32_ASM(kernel, type) nullptr
+#define MAGNETAR_KQUANT_ASM(kernel, type) KQuantAsm{}
+#define MAGNETAR_KQUANT_TILED_ASM(kernel, tile, type) KQuantAsm{}
+#define MAGNETAR_B32_ASM(kernel, type) KQuantAsm{}
 #endif
 
 // Indexed by DType.
 const TypeTraits kTraits[format::kDTypeCount] = {
-    {DType::F32, nullptr, nullptr, false, nullptr, nullptr},
-    {DType::F16, nullptr, nullptr, false, nullptr, nullptr},
-    {DType::Q8_0, dequantize_q8_0, quantize_q8_0, true, nullptr, nullptr},
-    {DType::Q4_0, dequantize_q4_0, quantize_q4_0, true, nullptr, nullptr},
+    {DType::F32, nullptr, nullptr, false, nullptr, nullptr, nullptr},
+    {DType::F16, nullptr, nullptr, false, nullptr, nullptr, nullptr},
+    {DType::Q8_0, dequantize_q8_0, quantize_q8_0, true, nullptr, nullptr, nullptr},
+    {DType::Q4_0, dequantize_q4_0, quantize_q4_0, true, nullptr, nullptr, nullptr},
     dequantizing<dequantize_row_q2_k, DType::Q2_K>(quantize_row_q2_k,
                                                    MAGNETAR_KQUANT_ASM(magnetar_matvec_q2_k_avx2, DType::Q2_K)),
     dequantizing<dequantize_row_q3_k, DType::Q3_K>(quantize_row_q3_k,
                                                    MAGNETAR_KQUANT_ASM(magnetar_matvec_q3_k_avx2, DType::Q3_K)),
     dequantizing<dequantize_row_q4_k, DType::Q4_K>(quantize_row_q4_k,
-                                                   MAGNETAR_KQUANT_ASM(magnetar_matvec_q4_k_avx2, DType::Q4_K)),
+                                                   MAGNETAR_KQUANT_TILED_ASM(magnetar_matvec_q4_k_avx2, magnetar_matmul_q4_k_avx2, DType::Q4_K)),
     dequantizing<dequantize_row_q5_k, DType::Q5_K>(quantize_row_q5_k,
-                                                   MAGNETAR_KQUANT_ASM(magnetar_matvec_q5_k_avx2, DType::Q5_K)),
+                                                   MAGNETAR_KQUANT_TILED_ASM(magnetar_matvec_q5_k_avx2, magnetar_matmul_q5_k_avx2, DType::Q5_K)),
     dequantizing<dequantize_row_q6_k, DType::Q6_K>(quantize_row_q6_k,
-                                                   MAGNETAR_KQUANT_ASM(magnetar_matvec_q6_k_avx2, DType::Q6_K)),
+                                                   MAGNETAR_KQUANT_TILED_ASM(magnetar_matvec_q6_k_avx2, magnetar_matmul_q6_k_avx2, DType::Q6_K)),
     dequantizing<dequantize_row_iq4_nl, DType::IQ4_NL>(quantize_row_iq4_nl,
                                                        MAGNETAR_B32_ASM(magnetar_matvec_iq4_nl_avx2, DType::IQ4_NL)),
     dequantizing<dequantize_row_iq4_xs, DType::IQ4_XS>(
-        quantize_row_iq4_xs, MAGNETAR_KQUANT_ASM(magnetar_matvec_iq4_xs_avx2, DType::IQ4_XS)),
+        quantize_row_iq4_xs, MAGNETAR_KQUANT_TILED_ASM(magnetar_matvec_iq4_xs_avx2, magnetar_matmul_iq4_xs_avx2, DType::IQ4_XS)),
     dequantizing<dequantize_row_q4_1, DType::Q4_1>(quantize_row_q4_1,
                                                    MAGNETAR_B32_ASM(magnetar_matvec_q4_1_avx2, DType::Q4_1)),
     dequantizing<dequantize_row_q5_0, DType::Q5_0>(quantize_row_q5_0,
@@ -174,6 +207,10 @@ const TypeTraits& type_traits(format::DType dtype) {
 MatmulDequantFn active_matmul(const TypeTraits& traits) {
   const bool use_asm = traits.matmul_avx2 != nullptr && &active() != &reference_table();
   return use_asm ? traits.matmul_avx2 : traits.matmul;
+}
+
+MatmulKFn active_matmul_k(const TypeTraits& traits) {
+  return &active() != &reference_table() ? traits.matmul_k_avx2 : nullptr;
 }
 
 }  // namespace magnetar::quant

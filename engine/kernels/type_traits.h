@@ -11,10 +11,14 @@
 // with activations quantized like GGML's Q8_K, kquants.h / kquant_low.h; IQ4_NL, Q4_1, Q5_0 and
 // Q5_1 with Q8_0-style activation blocks, kquant_low.h) the CPU runs that instead unless
 // MAGNETAR_KERNELS=reference: faster, and as close to the float model as llama.cpp is.
+// `matmul_k_avx2` is the same computation on activations the caller quantized once
+// (quantize_act_k_ref), so threads that split the rows share one quantization; it runs the
+// matvec kernel per token below kKTileTokens tokens and the prefill tiles from there.
 #pragma once
 #include <cstdint>
 
 #include "format/model_format.h"
+#include "kernels/kquants.h"  // MatmulKFn, ActBlockK
 
 namespace magnetar::quant {
 
@@ -35,6 +39,7 @@ struct TypeTraits {
   bool int8_activations;           // Q8_0 / Q4_0: quant.h's integer kernels (QuantKernelTable)
   MatmulDequantFn matmul;          // the other block types; nullptr for int8_activations types
   MatmulDequantFn matmul_avx2;     // AVX2 asm (integer, Q8_K activations), nullptr where none
+  MatmulKFn matmul_k_avx2;         // the same on activations quantized by the caller, nullptr where none
 };
 
 // The record of a valid dtype (format::dtype_is_valid).
@@ -42,6 +47,8 @@ const TypeTraits& type_traits(format::DType dtype);
 // The matmul the engine runs for a non-int8 block type: matmul_avx2 when the active quant table
 // is an asm one (quant::active()) and the type has it, else matmul.
 MatmulDequantFn active_matmul(const TypeTraits& traits);
+// matmul_k_avx2 when the active quant table is an asm one, else nullptr (then active_matmul).
+MatmulKFn active_matmul_k(const TypeTraits& traits);
 
 // The reference dequantizing matmul of a type (tests call it with each type's dequantizer).
 void matmul_dequant_ref(DequantizeRowFn dequantize, int64_t block, int64_t block_bytes, const void* w,

@@ -1,6 +1,7 @@
 // Block-quantized matrix drivers. Q8_0 / Q4_0: activation quantization, row partitions, token
 // chunks for the prefill kernels and cache-sized row chunks for short prompts; the other block
-// types: row partitions over their dequantizing matmul (see quant_ops.h).
+// types: row partitions over their type record's matmul (dequantizing, or the K-quants' integer
+// kernels on activations quantized once per call; see quant_ops.h).
 #include "ops/quant_ops.h"
 
 #include <algorithm>
@@ -8,6 +9,7 @@
 #include <cstring>
 #include <vector>
 
+#include "kernels/kquants.h"
 #include "kernels/quant.h"
 #include "kernels/type_traits.h"
 
@@ -105,11 +107,14 @@ void quant_job(void* ctx, int thread_index, int n_threads) {
 }
 
 // Block types without int8 kernels (type_traits.h): rows split across the pool, each thread's
-// rows through the type's dequantizing matmul.
+// rows through the type's dequantizing matmul, or its integer K-quant kernels (matmul_k) on the
+// activations quantized once by the caller (xk).
 struct DequantJob {
   quant::MatmulDequantFn matmul;
+  quant::MatmulKFn matmul_k;
   const Matrix* w;
   const float* x;
+  const quant::ActBlockK* xk;
   float* y;
   int64_t ldy, n_tokens;
 };
@@ -117,7 +122,10 @@ struct DequantJob {
 void dequant_rows(const DequantJob& job, int64_t begin, int64_t end) {
   if (begin >= end) return;
   const auto* base = static_cast<const uint8_t*>(job.w->data) + begin * row_bytes(*job.w);
-  job.matmul(base, job.x, job.y + begin, end - begin, job.w->cols, job.n_tokens, job.ldy);
+  if (job.matmul_k != nullptr)
+    job.matmul_k(base, job.xk, job.y + begin, end - begin, job.w->cols, job.n_tokens, job.ldy);
+  else
+    job.matmul(base, job.x, job.y + begin, end - begin, job.w->cols, job.n_tokens, job.ldy);
 }
 
 void dequant_job(void* ctx, int thread_index, int n_threads) {
@@ -125,6 +133,16 @@ void dequant_job(void* ctx, int thread_index, int n_threads) {
   int64_t begin = 0, end = 0;
   ThreadPool::split(job.w->rows, kRowGranule, thread_index, n_threads, &begin, &end);
   dequant_rows(job, begin, end);
+}
+
+// The Q8_K-style activations of the current call (K-quant integer kernels), grown like
+// activation_scratch.
+const quant::ActBlockK* quantized_k_activations(const float* x, int64_t cols, int64_t n_tokens) {
+  thread_local std::vector<quant::ActBlockK> scratch;
+  const int64_t blocks = cols / quant::kSuperBlock;
+  if (int64_t(scratch.size()) < blocks * n_tokens) scratch.resize(size_t(blocks * n_tokens));
+  for (int64_t t = 0; t < n_tokens; ++t) quant::quantize_act_k_ref(x + t * cols, scratch.data() + t * blocks, cols);
+  return scratch.data();
 }
 
 bool runs_on_caller(ThreadPool& pool, const Matrix& w, int64_t n_tokens) {
@@ -138,7 +156,9 @@ void run(ThreadPool& pool, const Matrix& w, const float* x, int64_t n_tokens, fl
   assert(w.data != nullptr && w.rows >= 0 && ldy >= w.rows);
   const quant::TypeTraits& traits = quant::type_traits(w.dtype);
   if (!traits.int8_activations) {
-    DequantJob job{quant::active_matmul(traits), &w, x, y, ldy, n_tokens};
+    const quant::MatmulKFn matmul_k = quant::active_matmul_k(traits);
+    const quant::ActBlockK* xk = matmul_k != nullptr ? quantized_k_activations(x, w.cols, n_tokens) : nullptr;
+    DequantJob job{quant::active_matmul(traits), matmul_k, &w, x, xk, y, ldy, n_tokens};
     if (runs_on_caller(pool, w, n_tokens)) dequant_rows(job, 0, w.rows);
     else pool.run(dequant_job, &job);
     return;

@@ -22,7 +22,9 @@ void matvec_quantized(ThreadPool& pool, const Matrix& w, const float* x, float* 
 // over row chunks that stay in cache while every token passes over them.
 void matmul_quantized(ThreadPool& pool, const Matrix& w, const float* x, int64_t n_tokens, float* y);
 // The same with token t's outputs at y + t * ldy (ldy >= w.rows: a part of a fused matrix).
-// Block types other than Q8_0 / Q4_0 run their dequantizing matmul (kernels/type_traits.h).
+// Block types other than Q8_0 / Q4_0 run their type record's matmul (kernels/type_traits.h): the
+// dequantizing one, or, where the type has integer asm (Q4_K, Q5_K, Q6_K, IQ4_XS), its kernels on
+// activations quantized once per call here and shared by the threads.
 void matmul_quantized(ThreadPool& pool, const Matrix& w, const float* x, int64_t n_tokens, float* y,
                       int64_t ldy);
 // out[cols] = row `row` of a block-quantized matrix, dequantized (embedding lookups).

@@ -2,11 +2,14 @@
 //   - the streaming-read ceiling (asm read loop over a buffer far beyond the LLC) per thread count
 //   - ops::matvec on a 256 MB F16 matrix: GB/s and % of that ceiling, asm vs reference
 //   - ops::matmul F16 (prefill shape): GFLOP/s and % of the measured FP32 FMA peak (AVX2)
+//   - --quant: quantized prefill instead: ops::matmul GMAC/s of Q8_0 / Q4_0 (x16 tiles, as a
+//     loaded model holds them) and the K-quants on the --mm-shape matrix, and the K-quant prefill
+//     tile kernel against the matvec kernel run once per token (one thread, kernels alone)
 //   - thread-pool wake-up latency (workers spinning / asleep) and idle CPU use
 // Medians over --reps runs, measurements interleaved so machine noise hits all of them alike.
 //
 // Usage: magnetar-kernel-bench [--threads 1,2] [--reps 7] [--mb 256] [--cols 2048]
-//                              [--tokens 512] [--mm-shape 2048x2048] [--skip-reference]
+//                              [--tokens 512] [--mm-shape 2048x2048] [--skip-reference] [--quant]
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -24,7 +27,10 @@
 #include "core/thread_pool.h"
 #include "kernels/asm_kernels.h"
 #include "kernels/kernels.h"
+#include "kernels/kquants.h"
+#include "kernels/type_traits.h"
 #include "ops/ops.h"
+#include "ops/quant_ops.h"
 
 namespace {
 
@@ -49,6 +55,7 @@ struct Options {
   int64_t mm_rows = 2048, mm_cols = 2048;
   bool reference = true;
   bool matmul_only = false;
+  bool quant = false;
 };
 
 Options parse(int argc, char** argv) {
@@ -88,10 +95,12 @@ Options parse(int argc, char** argv) {
       o.matmul_only = true;
     } else if (a == "--skip-reference") {
       o.reference = false;
+    } else if (a == "--quant") {
+      o.quant = true;
     } else {
       std::fprintf(stderr,
                    "usage: magnetar-kernel-bench [--threads 1,2] [--reps N] [--mb MB] [--cols N] "
-                   "[--tokens N] [--mm-shape ROWSxCOLS] [--matmul-only] [--skip-reference]\n");
+                   "[--tokens N] [--mm-shape ROWSxCOLS] [--matmul-only] [--skip-reference] [--quant]\n");
       std::exit(a == "--help" || a == "-h" ? 0 : 2);
     }
   }
@@ -122,6 +131,81 @@ void fma_job(void* ctx, int t, int) {
   magnetar_fma_loop_avx2(j.iterations, coefficients, j.sink[t % 64]);
 }
 
+// Process CPU seconds and wall seconds of fn(); work / (cpu / threads) is the cpu-time rate.
+struct Clocks {
+  double wall, cpu;
+};
+template <class Fn>
+Clocks clocks(Fn&& fn) {
+  const double c0 = platform::process_cpu_seconds(), t0 = now();
+  fn();
+  return {now() - t0, platform::process_cpu_seconds() - c0};
+}
+
+// --quant: quantized prefill on a rows x cols matrix of random blocks (small FP16 scales: speed
+// does not depend on the values).
+void quant_prefill_bench(const Options& opt) {
+  struct QType {
+    format::DType dtype;
+    std::vector<int> half_offsets;      // FP16 scales inside a block
+    quant::MatvecKFn matvec = nullptr;  // K-quants: the kernels alone
+    quant::MatmulKFn tile = nullptr;
+  };
+  const QType types[] = {{format::DType::Q8_0, {0}},
+                         {format::DType::Q4_0, {0}},
+                         {format::DType::Q4_K, {0, 2}, magnetar_matvec_q4_k_avx2, magnetar_matmul_q4_k_avx2},
+                         {format::DType::Q5_K, {0, 2}, magnetar_matvec_q5_k_avx2, magnetar_matmul_q5_k_avx2},
+                         {format::DType::Q6_K, {208}, magnetar_matvec_q6_k_avx2, magnetar_matmul_q6_k_avx2},
+                         {format::DType::IQ4_XS, {0}, magnetar_matvec_iq4_xs_avx2, magnetar_matmul_iq4_xs_avx2}};
+  const int64_t rows = opt.mm_rows, cols = opt.mm_cols / 256 * 256, tokens = opt.tokens;
+  if (cols == 0) return;
+  std::mt19937 rng(3);
+  std::vector<float> x(size_t(tokens * cols)), y(size_t(tokens * rows));
+  for (float& v : x) v = std::uniform_real_distribution<float>(-1.f, 1.f)(rng);
+  std::vector<quant::ActBlockK> xk(size_t(tokens * cols / 256));
+  for (int64_t t = 0; t < tokens; ++t) quant::quantize_act_k_ref(&x[size_t(t * cols)], &xk[size_t(t * cols / 256)], cols);
+  const double gmac = double(rows) * double(cols) * double(tokens) / 1e9;
+  std::printf("quantized prefill: %lld x %lld weights, %lld tokens, GMAC/s (medians of %d; cpu-time = work /\n"
+              "(process CPU seconds / threads))\n", (long long)rows, (long long)cols, (long long)tokens, opt.reps);
+  for (const QType& q : types) {
+    const format::DTypeLayout& l = format::dtype_layout(q.dtype);
+    const uint64_t bytes = format::tensor_bytes(q.dtype, uint64_t(rows), uint64_t(cols));
+    std::vector<uint8_t> w(bytes);
+    for (uint8_t& b : w) b = uint8_t(rng());
+    for (uint64_t b = 0; b < bytes / l.block_bytes; ++b)
+      for (int off : q.half_offsets) {
+        const uint16_t h = kernels::f32_to_f16_scalar(0.001f * float(1 + rng() % 7));
+        std::memcpy(w.data() + b * l.block_bytes + off, &h, 2);
+      }
+    ops::Matrix m{w.data(), q.dtype, rows, cols};
+    std::vector<uint8_t> scratch;
+    if (ops::wants_x16_tiles(m)) ops::tile_x16_in_place(&m, w.data(), &scratch);
+    for (int nt : opt.threads) {
+      ThreadPool pool(nt);
+      ops::matmul(pool, m, x.data(), tokens, y.data());
+      std::vector<double> wall, cpu;
+      for (int r = 0; r < opt.reps; ++r) {
+        const Clocks c = clocks([&] { ops::matmul(pool, m, x.data(), tokens, y.data()); });
+        wall.push_back(gmac / c.wall);
+        if (c.cpu > 0) cpu.push_back(gmac / (c.cpu / nt));
+      }
+      std::printf("  %-7s%s %d thread(s): ops::matmul %6.1f wall %6.1f cpu-time\n", l.name,
+                  m.x16_tiles ? " (x16)" : "      ", nt, median(wall), median(cpu));
+    }
+    if (q.tile == nullptr) continue;
+    std::vector<double> tile_rate, matvec_rate;  // cpu-time rates (one thread)
+    for (int r = 0; r < opt.reps; ++r) {
+      tile_rate.push_back(gmac / clocks([&] { q.tile(w.data(), xk.data(), y.data(), rows, cols, tokens, rows); }).cpu);
+      matvec_rate.push_back(gmac / clocks([&] {
+                                     for (int64_t t = 0; t < tokens; ++t)
+                                       q.matvec(w.data(), &xk[size_t(t * cols / 256)], &y[size_t(t * rows)], rows, cols);
+                                   }).cpu);
+    }
+    std::printf("  %-7s kernels alone, 1 thread, cpu-time: prefill tile %6.1f, matvec per token %6.1f (tile %.2fx)\n",
+                l.name, median(tile_rate), median(matvec_rate), median(tile_rate) / median(matvec_rate));
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -139,6 +223,10 @@ int main(int argc, char** argv) {
     std::fclose(load);
   }
   std::printf("\n");
+  if (opt.quant) {
+    quant_prefill_bench(opt);
+    return 0;
+  }
 
   // --- buffers ---------------------------------------------------------------------------
   const int64_t bytes = opt.mb << 20;

@@ -1,18 +1,26 @@
-// K-quant integer kernels (asm/kquant_avx2.asm): the Q8_K activation quantizer's rule, the asm
-// against its C++ twin bit for bit (odd row counts, several widths, misaligned weights, sentinel-
-// guarded outputs, integer extremes), the callee-saved-register check through the checked-call
-// trampoline, and the twins against the exact product of the dequantized weights.
+// K-quant integer kernels (asm/kquant_avx2.asm decode, asm/kquant_matmul_avx2.asm prefill): the
+// Q8_K activation quantizer's rule, the asm against its C++ twin bit for bit (odd row counts,
+// token counts around the prefill tile, several widths, misaligned weights, sentinel-guarded
+// outputs and row strides, integer extremes), the callee-saved-register check through the
+// checked-call trampoline (xmm6-15 too on Win64), the type record's drivers and the threaded ops
+// against the per-token matvec twin, and the twins against the exact product of the dequantized
+// weights.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <random>
+#include <string>
 #include <vector>
 
+#include "core/thread_pool.h"
 #include "format/model_format.h"
 #include "kernels/kernels.h"
 #include "kernels/kquants.h"
 #include "kernels/type_traits.h"
+#include "ops/ops.h"
 #include "quant_test_util.h"
 
 namespace magnetar::quant {
@@ -22,15 +30,17 @@ struct KCase {
   format::DType dtype;
   MatvecKFn twin;
   MatvecKFn fast;
+  MatmulKFn tile;  // the prefill kernel
   int64_t block_bytes;
   std::vector<int> scale_offsets;  // byte offsets of the FP16 scales inside a block
 };
 
 std::vector<KCase> cases() {
-  return {{format::DType::Q4_K, matvec_q4_k_ref, magnetar_matvec_q4_k_avx2, 144, {0, 2}},
-          {format::DType::Q5_K, matvec_q5_k_ref, magnetar_matvec_q5_k_avx2, 176, {0, 2}},
-          {format::DType::Q6_K, matvec_q6_k_ref, magnetar_matvec_q6_k_avx2, 210, {208}},
-          {format::DType::IQ4_XS, matvec_iq4_xs_ref, magnetar_matvec_iq4_xs_avx2, 136, {0}}};
+  return {{format::DType::Q4_K, matvec_q4_k_ref, magnetar_matvec_q4_k_avx2, magnetar_matmul_q4_k_avx2, 144, {0, 2}},
+          {format::DType::Q5_K, matvec_q5_k_ref, magnetar_matvec_q5_k_avx2, magnetar_matmul_q5_k_avx2, 176, {0, 2}},
+          {format::DType::Q6_K, matvec_q6_k_ref, magnetar_matvec_q6_k_avx2, magnetar_matmul_q6_k_avx2, 210, {208}},
+          {format::DType::IQ4_XS, matvec_iq4_xs_ref, magnetar_matvec_iq4_xs_avx2, magnetar_matmul_iq4_xs_avx2, 136,
+           {0}}};
 }
 
 // [rows, cols / 256] random blocks, 2 bytes into their storage (no alignment): random quants and
@@ -50,13 +60,36 @@ std::vector<uint8_t> make_blocks(const KCase& c, int64_t rows, int64_t cols, std
   return storage;
 }
 
-std::vector<ActBlockK> quantized_activation(int64_t cols, std::mt19937& rng, bool extreme) {
-  std::vector<float> x = make_activation(cols, rng);
-  if (extreme)
-    for (size_t i = 0; i < x.size(); ++i) x[i] = i % 2 ? 1.0f : -1.0f;  // q = +-127 everywhere
-  std::vector<ActBlockK> out(size_t(cols / kSuperBlock));
-  quantize_act_k_ref(x.data(), out.data(), cols);
+// n_tokens activations of cols values each, quantized, back to back.
+std::vector<ActBlockK> quantized_activation(int64_t cols, std::mt19937& rng, bool extreme, int64_t n_tokens = 1) {
+  std::vector<ActBlockK> out(size_t(n_tokens * cols / kSuperBlock));
+  for (int64_t t = 0; t < n_tokens; ++t) {
+    std::vector<float> x = make_activation(cols, rng);
+    if (extreme)
+      for (size_t i = 0; i < x.size(); ++i) x[i] = (i + size_t(t)) % 2 ? 1.0f : -1.0f;  // q = +-127 everywhere
+    quantize_act_k_ref(x.data(), out.data() + t * (cols / kSuperBlock), cols);
+  }
   return out;
+}
+
+// Outputs [n_tokens, y_stride] (+ kGuard) filled with kSentinel: a kernel writes y[t * y_stride + r]
+// for r < rows only.
+std::vector<float> sentinel_outputs(int64_t rows, int64_t n_tokens, int64_t y_stride) {
+  return std::vector<float>(size_t(std::max<int64_t>(n_tokens - 1, 0) * y_stride + rows + kGuard), kSentinel);
+}
+
+// got == want bit for bit at every output of [n_tokens, y_stride], and kSentinel everywhere else.
+void expect_outputs(const std::vector<float>& got, const std::vector<float>& want, int64_t rows, int64_t n_tokens,
+                    int64_t y_stride, const std::string& what) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    const int64_t t = int64_t(i) / y_stride, r = int64_t(i) % y_stride;
+    if (t < n_tokens && r < rows)
+      ASSERT_EQ(std::memcmp(&got[i], &want[i], 4), 0)
+          << what << " token " << t << " row " << r << ": " << got[i] << " vs " << want[i];
+    else
+      ASSERT_EQ(got[i], kSentinel) << what << " wrote outside its outputs at token " << t << " row " << r;
+  }
 }
 
 TEST(KQuantActivation, FollowsGgmlQ8KRule) {
@@ -82,6 +115,30 @@ TEST(KQuantActivation, FollowsGgmlQ8KRule) {
   }
   EXPECT_EQ(q[1].qs[300 - 256], -127);
   EXPECT_GT(q[1].d, 0.0f);
+}
+
+// With max = -127 the scale is exactly 1, so x = k + 0.5 lands on the halves: round half to even,
+// as GGML's nearest_int; and the non-finite inputs: an inf maximum (scale -0), NaN values (q = 0).
+TEST(KQuantActivation, RoundsHalvesToEvenAndHandlesNonFinite) {
+  std::vector<float> x(256);
+  for (int i = 0; i < 256; ++i) x[size_t(i)] = float(i % 2 ? -1 : 1) * (float(i / 2 % 127) + 0.5f);  // |x| < 127
+  x[0] = -127.0f;
+  std::vector<ActBlockK> q(1);
+  quantize_act_k_ref(x.data(), q.data(), 256);
+  EXPECT_EQ(q[0].d, 1.0f);
+  for (int i = 1; i < 256; ++i) {
+    const float want = std::nearbyint(x[size_t(i)]);
+    EXPECT_EQ(q[0].qs[i], want >= 127.0f ? 127 : want <= -127.0f ? -127 : int(want)) << x[size_t(i)];
+  }
+  std::fill(x.begin(), x.end(), 1.0f);
+  x[7] = -INFINITY;  // scale -127 / -inf = +0: every q is 0 (inf * 0 and NaN * 0 are NaN: 0 too)
+  x[9] = NAN;
+  quantize_act_k_ref(x.data(), q.data(), 256);
+  for (int i = 0; i < 256; ++i) EXPECT_EQ(q[0].qs[i], 0) << i;
+  std::fill(x.begin(), x.end(), 0.0f);
+  x[3] = std::numeric_limits<float>::denorm_min();  // scale -inf: q = -127 there, NaN (0) elsewhere
+  quantize_act_k_ref(x.data(), q.data(), 256);
+  for (int i = 0; i < 256; ++i) EXPECT_EQ(q[0].qs[i], i == 3 ? -127 : 0) << i;
 }
 
 class KQuantAsm : public ::testing::Test {
@@ -137,6 +194,102 @@ TEST_F(KQuantAsm, CalleeSavedRegistersPreserved) {
               0u)
         << "bit mask of clobbered callee-saved registers";
     EXPECT_EQ(direct, checked);
+  }
+}
+
+TEST_F(KQuantAsm, MatmulMatchesPerTokenTwinBitExact) {
+  for (const KCase& c : cases()) {
+    SCOPED_TRACE(format::dtype_name(c.dtype));
+    std::mt19937 rng(59);
+    for (bool extreme : {false, true})
+      for (int64_t rows : {1, 2, 3, 5, 8, 17})
+        for (int64_t cols : {256, 768, 1280})
+          for (int64_t n_tokens = 0; n_tokens <= kKTileTokens + 3; ++n_tokens) {
+            const int64_t y_stride = rows + (n_tokens % 3);  // outputs packed, or with a gap
+            const std::vector<uint8_t> w = make_blocks(c, rows, cols, rng, extreme);
+            const std::vector<ActBlockK> x = quantized_activation(cols, rng, extreme, std::max<int64_t>(n_tokens, 1));
+            std::vector<float> want = sentinel_outputs(rows, n_tokens, y_stride), got = want;
+            matmul_k_ref(c.twin, w.data() + 2, x.data(), want.data(), rows, cols, n_tokens, y_stride);
+            c.tile(w.data() + 2, x.data(), got.data(), rows, cols, n_tokens, y_stride);
+            expect_outputs(got, want, rows, n_tokens, y_stride,
+                           "rows " + std::to_string(rows) + " cols " + std::to_string(cols) + " tokens " +
+                               std::to_string(n_tokens) + (extreme ? " (extreme)" : ""));
+          }
+  }
+}
+
+TEST_F(KQuantAsm, MatmulZeroRowsWritesNothing) {
+  std::mt19937 rng(61);
+  for (const KCase& c : cases()) {
+    const std::vector<uint8_t> w = make_blocks(c, 1, 256, rng, false);
+    const std::vector<ActBlockK> x = quantized_activation(256, rng, false, 3);
+    std::vector<float> y(kGuard, kSentinel);
+    c.tile(w.data() + 2, x.data(), y.data(), 0, 256, 3, 1);
+    expect_sentinels(y, 0);
+  }
+}
+
+TEST_F(KQuantAsm, MatmulCalleeSavedRegistersPreserved) {
+  std::mt19937 rng(67);
+  for (const KCase& c : cases()) {
+    SCOPED_TRACE(format::dtype_name(c.dtype));
+    const int64_t rows = 3, cols = 512;
+    for (int64_t n_tokens : {int64_t{5}, kKTileTokens + 3}) {
+      const std::vector<uint8_t> w = make_blocks(c, rows, cols, rng, false);
+      const std::vector<ActBlockK> x = quantized_activation(cols, rng, false, n_tokens);
+      std::vector<float> direct(size_t(rows * n_tokens)), checked(direct.size());
+      c.tile(w.data() + 2, x.data(), direct.data(), rows, cols, n_tokens, rows);
+      EXPECT_EQ(checked_call(reinterpret_cast<const void*>(c.tile), {as_arg(w.data() + 2), as_arg(x.data()),
+                                                                     as_arg(checked.data()), rows, cols, n_tokens, rows}),
+                0u)
+          << "bit mask of clobbered callee-saved registers";
+      EXPECT_EQ(direct, checked);
+    }
+  }
+}
+
+// The type record's drivers (FP32 activations, and pre-quantized ones) and the threaded ops: row
+// chunks, token groups of the tile, the matvec for the tokens left; each output the per-token
+// twin's bit for bit.
+TEST_F(KQuantAsm, DriversMatchPerTokenTwinBitExact) {
+  std::mt19937 rng(71);
+  for (const KCase& c : cases()) {
+    SCOPED_TRACE(format::dtype_name(c.dtype));
+    const TypeTraits& traits = type_traits(c.dtype);
+    ASSERT_NE(traits.matmul_avx2, nullptr);
+    ASSERT_NE(traits.matmul_k_avx2, nullptr);
+    const int64_t rows = 83, cols = 2304;  // 2304-column rows: several row chunks of the driver
+    const std::vector<uint8_t> w = make_blocks(c, rows, cols, rng, false);
+    for (int64_t n_tokens : {int64_t{1}, int64_t{3}, kKTileTokens - 1, kKTileTokens, kKTileTokens + 3,
+                             kKTileTokens + 4, 3 * kKTileTokens + 5}) {
+      std::vector<float> x(size_t(n_tokens * cols));
+      for (int64_t t = 0; t < n_tokens; ++t) {
+        const std::vector<float> token = make_activation(cols, rng);
+        std::copy(token.begin(), token.end(), x.begin() + t * cols);
+      }
+      std::vector<ActBlockK> xq(size_t(n_tokens * cols / kSuperBlock));
+      for (int64_t t = 0; t < n_tokens; ++t) quantize_act_k_ref(&x[size_t(t * cols)], &xq[size_t(t * cols / kSuperBlock)], cols);
+      const int64_t y_stride = rows + 5;
+      std::vector<float> want = sentinel_outputs(rows, n_tokens, y_stride);
+      matmul_k_ref(c.twin, w.data() + 2, xq.data(), want.data(), rows, cols, n_tokens, y_stride);
+      const std::string what = "tokens " + std::to_string(n_tokens);
+      std::vector<float> got = sentinel_outputs(rows, n_tokens, y_stride);
+      traits.matmul_avx2(w.data() + 2, x.data(), got.data(), rows, cols, n_tokens, y_stride);
+      expect_outputs(got, want, rows, n_tokens, y_stride, "matmul_avx2 " + what);
+      got = sentinel_outputs(rows, n_tokens, y_stride);
+      traits.matmul_k_avx2(w.data() + 2, xq.data(), got.data(), rows, cols, n_tokens, y_stride);
+      expect_outputs(got, want, rows, n_tokens, y_stride, "matmul_k_avx2 " + what);
+      const ops::Matrix m{w.data() + 2, c.dtype, rows, cols};
+      for (int threads : {1, 2}) {
+        ThreadPool pool(threads);
+        std::vector<float> y = sentinel_outputs(rows, n_tokens, rows);
+        std::vector<float> packed = sentinel_outputs(rows, n_tokens, rows);
+        for (int64_t t = 0; t < n_tokens; ++t)
+          std::memcpy(&packed[size_t(t * rows)], &want[size_t(t * y_stride)], size_t(rows) * sizeof(float));
+        ops::matmul(pool, m, x.data(), n_tokens, y.data());
+        expect_outputs(y, packed, rows, n_tokens, rows, "ops::matmul, threads " + std::to_string(threads) + ", " + what);
+      }
+    }
   }
 }
 
