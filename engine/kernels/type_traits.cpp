@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "kernels/kernels.h"
+#include "kernels/kquant_decode.h"
 #include "kernels/kquants.h"
 #include "kernels/quant.h"
 
@@ -99,7 +100,7 @@ void matmul_k_int8(const void* w, const float* x, float* y, int64_t rows, int64_
   const int64_t blocks = cols / kSuperBlock;
   thread_local std::vector<ActBlockK> act;
   if (int64_t(act.size()) < blocks * n_tokens) act.resize(size_t(blocks * n_tokens));
-  for (int64_t t = 0; t < n_tokens; ++t) quantize_act_k_ref(x + t * cols, act.data() + t * blocks, cols);
+  for (int64_t t = 0; t < n_tokens; ++t) quantize_act_k_avx2(x + t * cols, act.data() + t * blocks, cols);
   const int64_t row_bytes = int64_t(format::tensor_bytes(T, 1, uint64_t(cols)));
   const int64_t chunk = n_tokens == 1 ? rows : std::max<int64_t>(1, kChunkBytes / row_bytes);
   const auto* base = static_cast<const uint8_t*>(w);
@@ -123,11 +124,11 @@ const TypeTraits kTraits[format::kDTypeCount] = {
     dequantizing<dequantize_row_q2_k, DType::Q2_K>(),
     dequantizing<dequantize_row_q3_k, DType::Q3_K>(),
     dequantizing<dequantize_row_q4_k, DType::Q4_K>(quantize_row_q4_k,
-                                                   MAGNETAR_KQUANT_ASM(magnetar_matvec_q4_k_avx2, DType::Q4_K)),
+                                                   MAGNETAR_KQUANT_ASM(magnetar_matvec_q4_k_r4_avx2, DType::Q4_K)),
     dequantizing<dequantize_row_q5_k, DType::Q5_K>(quantize_row_q5_k,
-                                                   MAGNETAR_KQUANT_ASM(magnetar_matvec_q5_k_avx2, DType::Q5_K)),
+                                                   MAGNETAR_KQUANT_ASM(magnetar_matvec_q5_k_r4_avx2, DType::Q5_K)),
     dequantizing<dequantize_row_q6_k, DType::Q6_K>(quantize_row_q6_k,
-                                                   MAGNETAR_KQUANT_ASM(magnetar_matvec_q6_k_avx2, DType::Q6_K)),
+                                                   MAGNETAR_KQUANT_ASM(magnetar_matvec_q6_k_r4_avx2, DType::Q6_K)),
     dequantizing<dequantize_row_iq4_nl, DType::IQ4_NL>(),
     dequantizing<dequantize_row_iq4_xs, DType::IQ4_XS>(
         nullptr, MAGNETAR_KQUANT_ASM(magnetar_matvec_iq4_xs_avx2, DType::IQ4_XS)),

@@ -2,7 +2,10 @@
 // ops::matvec on a matrix far larger than the caches, at 1 and 2 threads, against a plain
 // streaming read of the same bytes (the read ceiling), and prefill (64 tokens) multiply-adds per
 // second. Random blocks with small FP16 scales: speed does not depend on the values.
-//   magnetar_bench_kquant [rows cols] [--reps N]
+// --kernels: instead, the K-quant decode kernels alone on one thread, the row-at-a-time ones
+// (kquant_avx2.asm) against the four-row ones (kquant_decode_avx2.asm): in cache (a ~192 KB
+// matrix called over and over) and from memory (a 96 MB matrix, with the streaming read of it).
+//   magnetar_bench_kquant [rows cols] [--reps N] [--kernels]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -14,6 +17,8 @@
 
 #include "core/thread_pool.h"
 #include "kernels/kernels.h"
+#include "kernels/kquant_decode.h"
+#include "kernels/kquants.h"
 #include "kernels/quant.h"
 #include "kernels/type_traits.h"
 #include "ops/ops.h"
@@ -36,16 +41,82 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
+// Random blocks of a type, its FP16 scales set to small normal values.
+std::vector<uint8_t> random_blocks(const Type& t, uint64_t bytes, std::mt19937& rng) {
+  const magnetar::format::DTypeLayout& l = magnetar::format::dtype_layout(t.dtype);
+  std::vector<uint8_t> w(bytes);
+  for (uint8_t& b : w) b = uint8_t(rng());
+  for (uint64_t b = 0; b < bytes / l.block_bytes; ++b)
+    for (int off : t.half_offsets) {
+      const uint16_t h = magnetar::kernels::f32_to_f16_scalar(0.001f * float(1 + rng() % 7));
+      std::memcpy(w.data() + b * l.block_bytes + off, &h, 2);
+    }
+  return w;
+}
+
+// --kernels: GB/s of each decode kernel in cache and from memory, one thread.
+void kernel_table(int reps) {
+  using magnetar::quant::ActBlockK;
+  struct Kernel {
+    const char* name;
+    Type type;
+    magnetar::quant::MatvecKFn fn;
+  };
+  const Kernel variants[] = {{"q4_k row", {DType::Q4_K, {0, 2}}, magnetar_matvec_q4_k_avx2},
+                            {"q4_k r4", {DType::Q4_K, {0, 2}}, magnetar_matvec_q4_k_r4_avx2},
+                            {"q5_k row", {DType::Q5_K, {0, 2}}, magnetar_matvec_q5_k_avx2},
+                            {"q5_k r4", {DType::Q5_K, {0, 2}}, magnetar_matvec_q5_k_r4_avx2},
+                            {"q6_k row", {DType::Q6_K, {208}}, magnetar_matvec_q6_k_avx2},
+                            {"q6_k r4", {DType::Q6_K, {208}}, magnetar_matvec_q6_k_r4_avx2}};
+  std::printf("K-quant decode kernels, 1 thread, medians of %d: GB/s of weights\n", reps);
+  std::printf("%-9s %6s %10s %12s %10s %8s\n", "kernel", "cols", "in cache", "from memory", "read", "% read");
+  std::mt19937 rng(2);
+  for (int64_t cols : {2048, 8192}) {
+    std::vector<float> x(static_cast<size_t>(cols));
+    for (float& v : x) v = std::uniform_real_distribution<float>(-1, 1)(rng);
+    std::vector<ActBlockK> xq(static_cast<size_t>(cols / 256));
+    magnetar::quant::quantize_act_k_ref(x.data(), xq.data(), cols);
+    for (const Kernel& k : variants) {
+      const int64_t row_bytes = int64_t(magnetar::format::tensor_bytes(k.type.dtype, 1, uint64_t(cols)));
+      const int64_t rows = (96 << 20) / row_bytes, small_rows = std::max<int64_t>(4, (192 << 10) / row_bytes);
+      const std::vector<uint8_t> w = random_blocks(k.type, uint64_t(rows * row_bytes), rng);
+      std::vector<float> y(static_cast<size_t>(rows));
+      std::vector<double> cached, memory, read;
+      volatile uint64_t sink = 0;
+      const int calls = int(std::max<int64_t>(1, (256 << 20) / (small_rows * row_bytes)));
+      for (int r = 0; r < reps; ++r) {
+        double t0 = now();
+        for (int c = 0; c < calls; ++c) k.fn(w.data(), xq.data(), y.data(), small_rows, cols);
+        cached.push_back(double(small_rows * row_bytes) * calls / (now() - t0) * 1e-9);
+        t0 = now();
+        k.fn(w.data(), xq.data(), y.data(), rows, cols);
+        memory.push_back(double(rows * row_bytes) / (now() - t0) * 1e-9);
+        t0 = now();
+        sink = sink + stream_read(w.data(), w.data() + rows * row_bytes);
+        read.push_back(double(rows * row_bytes) / (now() - t0) * 1e-9);
+      }
+      std::printf("%-9s %6lld %10.2f %12.2f %10.2f %7.1f%%\n", k.name, (long long)cols, median(cached),
+                  median(memory), median(read), 100 * median(memory) / median(read));
+    }
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   int64_t rows = 8192, cols = 4096;
   int reps = 15;
+  bool kernels_only = false;
   std::vector<std::string> positional;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--reps" && i + 1 < argc) reps = std::atoi(argv[++i]);
+    else if (arg == "--kernels") kernels_only = true;
     else positional.push_back(arg);
+  }
+  if (kernels_only) {
+    kernel_table(reps);
+    return 0;
   }
   if (positional.size() == 2) rows = std::atoll(positional[0].c_str()), cols = std::atoll(positional[1].c_str());
   const Type types[] = {{DType::Q8_0, {0}},       {DType::Q4_0, {0}},       {DType::Q4_K, {0, 2}},
@@ -62,13 +133,7 @@ int main(int argc, char** argv) {
   for (const Type& t : types) {
     const magnetar::format::DTypeLayout& l = magnetar::format::dtype_layout(t.dtype);
     const uint64_t bytes = magnetar::format::tensor_bytes(t.dtype, uint64_t(rows), uint64_t(cols));
-    std::vector<uint8_t> w(bytes);
-    for (uint8_t& b : w) b = uint8_t(rng());
-    for (uint64_t b = 0; b < bytes / l.block_bytes; ++b)
-      for (int off : t.half_offsets) {
-        const uint16_t h = magnetar::kernels::f32_to_f16_scalar(0.001f * float(1 + rng() % 7));
-        std::memcpy(w.data() + b * l.block_bytes + off, &h, 2);
-      }
+    std::vector<uint8_t> w = random_blocks(t, bytes, rng);
     magnetar::ops::Matrix m;
     m.data = w.data();
     m.dtype = t.dtype;
