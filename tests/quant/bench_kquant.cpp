@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "core/platform.h"
 #include "core/thread_pool.h"
 #include "kernels/kernels.h"
 #include "kernels/kquant_decode.h"
@@ -36,6 +37,8 @@ struct Type {
   std::vector<int> half_offsets;  // FP16 scales inside a block
 };
 
+double cpu_now() { return magnetar::platform::process_cpu_seconds(); }
+
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
@@ -54,49 +57,58 @@ std::vector<uint8_t> random_blocks(const Type& t, uint64_t bytes, std::mt19937& 
   return w;
 }
 
-// --kernels: GB/s of each decode kernel in cache and from memory, one thread.
+// --kernels: GB/s of each decode kernel in cache and from memory, one thread; the two kernels of a
+// type and the read of the same bytes take turns within each repetition.
 void kernel_table(int reps) {
   using magnetar::quant::ActBlockK;
-  struct Kernel {
+  using magnetar::quant::MatvecKFn;
+  struct Pair {
     const char* name;
     Type type;
-    magnetar::quant::MatvecKFn fn;
+    MatvecKFn row, r4;
   };
-  const Kernel variants[] = {{"q4_k row", {DType::Q4_K, {0, 2}}, magnetar_matvec_q4_k_avx2},
-                            {"q4_k r4", {DType::Q4_K, {0, 2}}, magnetar_matvec_q4_k_r4_avx2},
-                            {"q5_k row", {DType::Q5_K, {0, 2}}, magnetar_matvec_q5_k_avx2},
-                            {"q5_k r4", {DType::Q5_K, {0, 2}}, magnetar_matvec_q5_k_r4_avx2},
-                            {"q6_k row", {DType::Q6_K, {208}}, magnetar_matvec_q6_k_avx2},
-                            {"q6_k r4", {DType::Q6_K, {208}}, magnetar_matvec_q6_k_r4_avx2}};
-  std::printf("K-quant decode kernels, 1 thread, medians of %d: GB/s of weights\n", reps);
-  std::printf("%-9s %6s %10s %12s %10s %8s\n", "kernel", "cols", "in cache", "from memory", "read", "% read");
+  const Pair pairs[] = {{"q4_k", {DType::Q4_K, {0, 2}}, magnetar_matvec_q4_k_avx2, magnetar_matvec_q4_k_r4_avx2},
+                        {"q5_k", {DType::Q5_K, {0, 2}}, magnetar_matvec_q5_k_avx2, magnetar_matvec_q5_k_r4_avx2},
+                        {"q6_k", {DType::Q6_K, {208}}, magnetar_matvec_q6_k_avx2, magnetar_matvec_q6_k_r4_avx2}};
+  std::printf("K-quant decode kernels, 1 thread, medians of %d: GB/s of weights per CPU second\n", reps);
+  std::printf("(row = kquant_avx2.asm, r4 = kquant_decode_avx2.asm; 'read' = stream_read of the same bytes)\n");
+  std::printf("%-6s %6s %9s %9s %9s %9s %8s %8s %8s\n", "type", "cols", "row cache", "r4 cache", "row mem", "r4 mem",
+              "read", "row %", "r4 %");
   std::mt19937 rng(2);
+  // Process CPU time, not wall time: the machine is shared, and one thread's CPU time leaves out
+  // the time other processes hold the CPU.
+  const auto cpu_gbs = [](double bytes, double t0) { return bytes / (cpu_now() - t0) * 1e-9; };
   for (int64_t cols : {2048, 8192}) {
     std::vector<float> x(static_cast<size_t>(cols));
     for (float& v : x) v = std::uniform_real_distribution<float>(-1, 1)(rng);
     std::vector<ActBlockK> xq(static_cast<size_t>(cols / 256));
     magnetar::quant::quantize_act_k_ref(x.data(), xq.data(), cols);
-    for (const Kernel& k : variants) {
-      const int64_t row_bytes = int64_t(magnetar::format::tensor_bytes(k.type.dtype, 1, uint64_t(cols)));
+    for (const Pair& p : pairs) {
+      const int64_t row_bytes = int64_t(magnetar::format::tensor_bytes(p.type.dtype, 1, uint64_t(cols)));
       const int64_t rows = (96 << 20) / row_bytes, small_rows = std::max<int64_t>(4, (192 << 10) / row_bytes);
-      const std::vector<uint8_t> w = random_blocks(k.type, uint64_t(rows * row_bytes), rng);
+      const std::vector<uint8_t> w = random_blocks(p.type, uint64_t(rows * row_bytes), rng);
       std::vector<float> y(static_cast<size_t>(rows));
-      std::vector<double> cached, memory, read;
+      std::vector<double> cached[2], memory[2], read;
       volatile uint64_t sink = 0;
       const int calls = int(std::max<int64_t>(1, (256 << 20) / (small_rows * row_bytes)));
       for (int r = 0; r < reps; ++r) {
-        double t0 = now();
-        for (int c = 0; c < calls; ++c) k.fn(w.data(), xq.data(), y.data(), small_rows, cols);
-        cached.push_back(double(small_rows * row_bytes) * calls / (now() - t0) * 1e-9);
-        t0 = now();
-        k.fn(w.data(), xq.data(), y.data(), rows, cols);
-        memory.push_back(double(rows * row_bytes) / (now() - t0) * 1e-9);
-        t0 = now();
+        for (int v = 0; v < 2; ++v) {
+          const MatvecKFn fn = v == 0 ? p.row : p.r4;
+          double t0 = cpu_now();
+          for (int c = 0; c < calls; ++c) fn(w.data(), xq.data(), y.data(), small_rows, cols);
+          cached[v].push_back(cpu_gbs(double(small_rows * row_bytes) * calls, t0));
+          t0 = cpu_now();
+          fn(w.data(), xq.data(), y.data(), rows, cols);
+          memory[v].push_back(cpu_gbs(double(rows * row_bytes), t0));
+        }
+        const double t0 = cpu_now();
         sink = sink + stream_read(w.data(), w.data() + rows * row_bytes);
-        read.push_back(double(rows * row_bytes) / (now() - t0) * 1e-9);
+        read.push_back(cpu_gbs(double(rows * row_bytes), t0));
       }
-      std::printf("%-9s %6lld %10.2f %12.2f %10.2f %7.1f%%\n", k.name, (long long)cols, median(cached),
-                  median(memory), median(read), 100 * median(memory) / median(read));
+      const double ceiling = median(read);
+      std::printf("%-6s %6lld %9.2f %9.2f %9.2f %9.2f %8.2f %7.1f%% %7.1f%%\n", p.name, (long long)cols,
+                  median(cached[0]), median(cached[1]), median(memory[0]), median(memory[1]), ceiling,
+                  100 * median(memory[0]) / ceiling, 100 * median(memory[1]) / ceiling);
     }
   }
 }
