@@ -115,9 +115,9 @@ q6_scale_pair_%[k]: times 8 db 4 * k, 4 * k + 1
   KD_ROW_ADDR %1
   %assign %%pair 8 + ((%1) & 1)                   ; rows 0 | 2 in ymm8, rows 1 | 3 in ymm9
   %if %1 < 2
-    vpermq ymm7, ymm%[%%pair], 0x44               ; the row's sc / m bytes in both lanes
+    vinserti128 ymm7, ymm%[%%pair], xmm%[%%pair], 1 ; the row's sc / m bytes in both lanes
   %else
-    vpermq ymm7, ymm%[%%pair], 0xee
+    vperm2i128 ymm7, ymm%[%%pair], ymm%[%%pair], 0x11
   %endif
   %if %3
     vmovdqu ymm3, [KD_R + 16]                     ; qh
@@ -196,19 +196,22 @@ FUNCTION matvec_q5_k_r4_avx2, 5, KD_GPRS, 16
 
 %macro Q6K_ROW 1
   KD_ROW_ADDR %1
+  vmovdqu ymm2, [KD_R]                            ; the first half's ql and qh before the
+  vmovdqu ymm3, [KD_R + 32]                       ; scales at the block's end (the row's
+  vmovdqu ymm8, [KD_R + 128]                      ; reads go forward)
   vpmovsxbw ymm5, [KD_R + 192]                    ; the 16 scales as words
   vpmaddwd ymm4, ymm5, [kd_act + ACTK_BSUMS]
   vpslld ymm4, ymm4, 5                            ; the -32 offset's lanes (subtracted below)
   %assign %%h 0
   %rep 2
     %if %%h == 0
-      vpermq ymm9, ymm5, 0x44                     ; this half's 8 scale words in both lanes
+      vinserti128 ymm9, ymm5, xmm5, 1             ; this half's 8 scale words in both lanes
     %else
-      vpermq ymm9, ymm5, 0xee
+      vperm2i128 ymm9, ymm5, ymm5, 0x11
+      vmovdqu ymm2, [KD_R + 64]                   ; ql[0..31] of the half
+      vmovdqu ymm3, [KD_R + 96]                   ; ql[32..63]
+      vmovdqu ymm8, [KD_R + 160]                  ; qh
     %endif
-    vmovdqu ymm2, [KD_R + 64 * %%h]               ; ql[0..31] of the half
-    vmovdqu ymm3, [KD_R + 64 * %%h + 32]          ; ql[32..63]
-    vmovdqu ymm8, [KD_R + 128 + 32 * %%h]         ; qh
     %assign %%k 0
     %rep 4
       %if %%k == 0
