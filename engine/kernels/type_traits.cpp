@@ -10,6 +10,7 @@
 
 #include "kernels/kernels.h"
 #include "kernels/kquant_low.h"
+#include "kernels/kquant_decode.h"
 #include "kernels/kquants.h"
 #include "kernels/quant.h"
 
@@ -132,7 +133,7 @@ void matmul_k_int8(const void* w, const float* x, float* y, int64_t rows, int64_
   const int64_t blocks = cols / kSuperBlock;
   thread_local std::vector<ActBlockK> act;
   if (int64_t(act.size()) < blocks * n_tokens) act.resize(size_t(blocks * n_tokens));
-  for (int64_t t = 0; t < n_tokens; ++t) quantize_act_k_ref(x + t * cols, act.data() + t * blocks, cols);
+  for (int64_t t = 0; t < n_tokens; ++t) quantize_act_k_avx2(x + t * cols, act.data() + t * blocks, cols);
   Quantized(w, act.data(), y, rows, cols, n_tokens, y_stride);
 }
 
@@ -180,11 +181,11 @@ const TypeTraits kTraits[format::kDTypeCount] = {
     dequantizing<dequantize_row_q3_k, DType::Q3_K>(quantize_row_q3_k,
                                                    MAGNETAR_KQUANT_ASM(magnetar_matvec_q3_k_avx2, DType::Q3_K)),
     dequantizing<dequantize_row_q4_k, DType::Q4_K>(quantize_row_q4_k,
-                                                   MAGNETAR_KQUANT_TILED_ASM(magnetar_matvec_q4_k_avx2, magnetar_matmul_q4_k_avx2, DType::Q4_K)),
+                                                   MAGNETAR_KQUANT_TILED_ASM(magnetar_matvec_q4_k_r4_avx2, magnetar_matmul_q4_k_avx2, DType::Q4_K)),
     dequantizing<dequantize_row_q5_k, DType::Q5_K>(quantize_row_q5_k,
-                                                   MAGNETAR_KQUANT_TILED_ASM(magnetar_matvec_q5_k_avx2, magnetar_matmul_q5_k_avx2, DType::Q5_K)),
+                                                   MAGNETAR_KQUANT_TILED_ASM(magnetar_matvec_q5_k_r4_avx2, magnetar_matmul_q5_k_avx2, DType::Q5_K)),
     dequantizing<dequantize_row_q6_k, DType::Q6_K>(quantize_row_q6_k,
-                                                   MAGNETAR_KQUANT_TILED_ASM(magnetar_matvec_q6_k_avx2, magnetar_matmul_q6_k_avx2, DType::Q6_K)),
+                                                   MAGNETAR_KQUANT_TILED_ASM(magnetar_matvec_q6_k_r4_avx2, magnetar_matmul_q6_k_avx2, DType::Q6_K)),
     dequantizing<dequantize_row_iq4_nl, DType::IQ4_NL>(quantize_row_iq4_nl,
                                                        MAGNETAR_B32_ASM(magnetar_matvec_iq4_nl_avx2, DType::IQ4_NL)),
     dequantizing<dequantize_row_iq4_xs, DType::IQ4_XS>(

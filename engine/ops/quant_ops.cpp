@@ -9,6 +9,7 @@
 #include <cstring>
 #include <vector>
 
+#include "kernels/kquant_decode.h"
 #include "kernels/kquants.h"
 #include "kernels/quant.h"
 #include "kernels/type_traits.h"
@@ -135,13 +136,13 @@ void dequant_job(void* ctx, int thread_index, int n_threads) {
   dequant_rows(job, begin, end);
 }
 
-// The Q8_K-style activations of the current call (K-quant integer kernels), grown like
-// activation_scratch.
+// The Q8_K-style activations of the current call (K-quant integer kernels, so only where the asm
+// runs: the AVX2 quantizer, bit for bit the reference's), grown like activation_scratch.
 const quant::ActBlockK* quantized_k_activations(const float* x, int64_t cols, int64_t n_tokens) {
   thread_local std::vector<quant::ActBlockK> scratch;
   const int64_t blocks = cols / quant::kSuperBlock;
   if (int64_t(scratch.size()) < blocks * n_tokens) scratch.resize(size_t(blocks * n_tokens));
-  for (int64_t t = 0; t < n_tokens; ++t) quant::quantize_act_k_ref(x + t * cols, scratch.data() + t * blocks, cols);
+  for (int64_t t = 0; t < n_tokens; ++t) quant::quantize_act_k_avx2(x + t * cols, scratch.data() + t * blocks, cols);
   return scratch.data();
 }
 

@@ -4,7 +4,10 @@
 // second. Random blocks with small FP16 scales: speed does not depend on the values. Two clocks:
 // wall time, and process CPU time / threads ("cpu"), which leaves out the time other processes
 // hold the CPU (a shared machine) and counts our own spinning: conservative.
-//   magnetar_bench_kquant [rows cols] [--reps N] [--types q2_k,q3_k,...]
+// --kernels: instead, the K-quant decode kernels alone on one thread, the row-at-a-time ones
+// (kquant_avx2.asm) against the four-row ones (kquant_decode_avx2.asm): in cache (a ~192 KB
+// matrix called over and over) and from memory (a 96 MB matrix, with the streaming read of it).
+//   magnetar_bench_kquant [rows cols] [--reps N] [--types q2_k,q3_k,...] [--kernels]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -17,6 +20,8 @@
 #include "core/platform.h"
 #include "core/thread_pool.h"
 #include "kernels/kernels.h"
+#include "kernels/kquant_decode.h"
+#include "kernels/kquants.h"
 #include "kernels/quant.h"
 #include "kernels/type_traits.h"
 #include "ops/ops.h"
@@ -34,9 +39,80 @@ struct Type {
   std::vector<int> half_offsets;  // FP16 scales inside a block
 };
 
+double cpu_now() { return magnetar::platform::process_cpu_seconds(); }
+
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
+}
+
+// Random blocks of a type, its FP16 scales set to small normal values.
+std::vector<uint8_t> random_blocks(const Type& t, uint64_t bytes, std::mt19937& rng) {
+  const magnetar::format::DTypeLayout& l = magnetar::format::dtype_layout(t.dtype);
+  std::vector<uint8_t> w(bytes);
+  for (uint8_t& b : w) b = uint8_t(rng());
+  for (uint64_t b = 0; b < bytes / l.block_bytes; ++b)
+    for (int off : t.half_offsets) {
+      const uint16_t h = magnetar::kernels::f32_to_f16_scalar(0.001f * float(1 + rng() % 7));
+      std::memcpy(w.data() + b * l.block_bytes + off, &h, 2);
+    }
+  return w;
+}
+
+// --kernels: GB/s of each decode kernel in cache and from memory, one thread; the two kernels of a
+// type and the read of the same bytes take turns within each repetition.
+void kernel_table(int reps) {
+  using magnetar::quant::ActBlockK;
+  using magnetar::quant::MatvecKFn;
+  struct Pair {
+    const char* name;
+    Type type;
+    MatvecKFn row, r4;
+  };
+  const Pair pairs[] = {{"q4_k", {DType::Q4_K, {0, 2}}, magnetar_matvec_q4_k_avx2, magnetar_matvec_q4_k_r4_avx2},
+                        {"q5_k", {DType::Q5_K, {0, 2}}, magnetar_matvec_q5_k_avx2, magnetar_matvec_q5_k_r4_avx2},
+                        {"q6_k", {DType::Q6_K, {208}}, magnetar_matvec_q6_k_avx2, magnetar_matvec_q6_k_r4_avx2}};
+  std::printf("K-quant decode kernels, 1 thread, medians of %d: GB/s of weights per CPU second\n", reps);
+  std::printf("(row = kquant_avx2.asm, r4 = kquant_decode_avx2.asm; 'read' = stream_read of the same bytes)\n");
+  std::printf("%-6s %6s %9s %9s %9s %9s %8s %8s %8s\n", "type", "cols", "row cache", "r4 cache", "row mem", "r4 mem",
+              "read", "row %", "r4 %");
+  std::mt19937 rng(2);
+  // Process CPU time, not wall time: the machine is shared, and one thread's CPU time leaves out
+  // the time other processes hold the CPU.
+  const auto cpu_gbs = [](double bytes, double t0) { return bytes / (cpu_now() - t0) * 1e-9; };
+  for (int64_t cols : {2048, 8192}) {
+    std::vector<float> x(static_cast<size_t>(cols));
+    for (float& v : x) v = std::uniform_real_distribution<float>(-1, 1)(rng);
+    std::vector<ActBlockK> xq(static_cast<size_t>(cols / 256));
+    magnetar::quant::quantize_act_k_ref(x.data(), xq.data(), cols);
+    for (const Pair& p : pairs) {
+      const int64_t row_bytes = int64_t(magnetar::format::tensor_bytes(p.type.dtype, 1, uint64_t(cols)));
+      const int64_t rows = (96 << 20) / row_bytes, small_rows = std::max<int64_t>(4, (192 << 10) / row_bytes);
+      const std::vector<uint8_t> w = random_blocks(p.type, uint64_t(rows * row_bytes), rng);
+      std::vector<float> y(static_cast<size_t>(rows));
+      std::vector<double> cached[2], memory[2], read;
+      volatile uint64_t sink = 0;
+      const int calls = int(std::max<int64_t>(1, (256 << 20) / (small_rows * row_bytes)));
+      for (int r = 0; r < reps; ++r) {
+        for (int v = 0; v < 2; ++v) {
+          const MatvecKFn fn = v == 0 ? p.row : p.r4;
+          double t0 = cpu_now();
+          for (int c = 0; c < calls; ++c) fn(w.data(), xq.data(), y.data(), small_rows, cols);
+          cached[v].push_back(cpu_gbs(double(small_rows * row_bytes) * calls, t0));
+          t0 = cpu_now();
+          fn(w.data(), xq.data(), y.data(), rows, cols);
+          memory[v].push_back(cpu_gbs(double(rows * row_bytes), t0));
+        }
+        const double t0 = cpu_now();
+        sink = sink + stream_read(w.data(), w.data() + rows * row_bytes);
+        read.push_back(cpu_gbs(double(rows * row_bytes), t0));
+      }
+      const double ceiling = median(read);
+      std::printf("%-6s %6lld %9.2f %9.2f %9.2f %9.2f %8.2f %7.1f%% %7.1f%%\n", p.name, (long long)cols,
+                  median(cached[0]), median(cached[1]), median(memory[0]), median(memory[1]), ceiling,
+                  100 * median(memory[0]) / ceiling, 100 * median(memory[1]) / ceiling);
+    }
+  }
 }
 
 }  // namespace
@@ -44,13 +120,19 @@ double median(std::vector<double> v) {
 int main(int argc, char** argv) {
   int64_t rows = 8192, cols = 4096;
   int reps = 15;
+  bool kernels_only = false;
   std::vector<std::string> positional;
   std::string only;  // comma-separated type names; empty: all
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--reps" && i + 1 < argc) reps = std::atoi(argv[++i]);
     else if (arg == "--types" && i + 1 < argc) only.append(",").append(argv[++i]).append(",");
+    else if (arg == "--kernels") kernels_only = true;
     else positional.push_back(arg);
+  }
+  if (kernels_only) {
+    kernel_table(reps);
+    return 0;
   }
   if (positional.size() == 2) rows = std::atoll(positional[0].c_str()), cols = std::atoll(positional[1].c_str());
   const Type types[] = {{DType::Q8_0, {0}},       {DType::Q4_0, {0}},       {DType::Q4_K, {0, 2}},
@@ -70,13 +152,7 @@ int main(int argc, char** argv) {
     std::string key(",");
     if (!only.empty() && only.find(key.append(l.name).append(",")) == std::string::npos) continue;
     const uint64_t bytes = magnetar::format::tensor_bytes(t.dtype, uint64_t(rows), uint64_t(cols));
-    std::vector<uint8_t> w(bytes);
-    for (uint8_t& b : w) b = uint8_t(rng());
-    for (uint64_t b = 0; b < bytes / l.block_bytes; ++b)
-      for (int off : t.half_offsets) {
-        const uint16_t h = magnetar::kernels::f32_to_f16_scalar(0.001f * float(1 + rng() % 7));
-        std::memcpy(w.data() + b * l.block_bytes + off, &h, 2);
-      }
+    std::vector<uint8_t> w = random_blocks(t, bytes, rng);
     magnetar::ops::Matrix m;
     m.data = w.data();
     m.dtype = t.dtype;

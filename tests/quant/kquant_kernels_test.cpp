@@ -43,21 +43,8 @@ std::vector<KCase> cases() {
            {0}}};
 }
 
-// [rows, cols / 256] random blocks, 2 bytes into their storage (no alignment): random quants and
-// sub-block scales, FP16 scales of either sign in a small range (`extreme`: every byte 0xff and
-// d = 1, the largest integer sums the kernel sees).
 std::vector<uint8_t> make_blocks(const KCase& c, int64_t rows, int64_t cols, std::mt19937& rng, bool extreme) {
-  const int64_t n = rows * cols / kSuperBlock;
-  std::vector<uint8_t> storage(size_t(n * c.block_bytes + 2));
-  std::uniform_int_distribution<int> byte(0, 255);
-  std::uniform_real_distribution<float> scale(-0.01f, 0.01f);
-  for (size_t i = 2; i < storage.size(); ++i) storage[i] = extreme ? 0xff : uint8_t(byte(rng));
-  for (int64_t b = 0; b < n; ++b)
-    for (int offset : c.scale_offsets) {
-      const uint16_t h = kernels::f32_to_f16_scalar(extreme ? 1.0f : scale(rng));
-      std::memcpy(storage.data() + 2 + b * c.block_bytes + offset, &h, 2);
-    }
-  return storage;
+  return make_k_blocks(c.block_bytes, c.scale_offsets, rows, cols, rng, extreme);
 }
 
 // n_tokens activations of cols values each, quantized, back to back.

@@ -5,6 +5,9 @@
 #include <algorithm>
 #include <cfloat>
 #include <cmath>
+#include <cstring>
+
+#include "kernels/kernels.h"
 
 extern "C" uint64_t magnetar_checked_call(const void* fn, const int64_t* args, const uint64_t* seeds);
 
@@ -88,6 +91,30 @@ ExtremeBlocks make_extreme_blocks(int64_t rows, int64_t blocks, int64_t n_tokens
     }
   }
   return e;
+}
+
+std::vector<uint8_t> make_k_blocks(int64_t block_bytes, const std::vector<int>& half_offsets, int64_t rows,
+                                   int64_t cols, std::mt19937& rng, bool extreme) {
+  const int64_t n = rows * cols / kSuperBlock;
+  std::vector<uint8_t> storage(size_t(n * block_bytes + 2));
+  std::uniform_int_distribution<int> byte(0, 255);
+  std::uniform_real_distribution<float> scale(-0.01f, 0.01f);
+  for (size_t i = 2; i < storage.size(); ++i) storage[i] = extreme ? 0xff : uint8_t(byte(rng));
+  for (int64_t b = 0; b < n; ++b)
+    for (int offset : half_offsets) {
+      const uint16_t h = kernels::f32_to_f16_scalar(extreme ? 1.0f : scale(rng));
+      std::memcpy(storage.data() + 2 + b * block_bytes + offset, &h, 2);
+    }
+  return storage;
+}
+
+std::vector<ActBlockK> make_k_activation(int64_t cols, std::mt19937& rng, bool extreme) {
+  std::vector<float> x = make_activation(cols, rng);
+  if (extreme)
+    for (size_t i = 0; i < x.size(); ++i) x[i] = i % 2 ? 1.0f : -1.0f;  // q = +-127 everywhere
+  std::vector<ActBlockK> out(size_t(cols / kSuperBlock));
+  quantize_act_k_ref(x.data(), out.data(), cols);
+  return out;
 }
 
 uint64_t checked_call(const void* fn, const std::vector<int64_t>& args) {

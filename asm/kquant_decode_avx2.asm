@@ -1,0 +1,261 @@
+; K-quant decode (matrix-vector), AVX2 + FMA + F16C: Q4_K, Q5_K and Q6_K rows, four per pass
+; (asm/kquant_decode.inc), against Q8_K-style activations (ActBlockK). Same contract and twins as
+; the row-at-a-time kernels of asm/kquant_avx2.asm (matvec_q4_k_ref, matvec_q5_k_ref,
+; matvec_q6_k_ref in engine/kernels/kquant_dot.cpp), bit for bit; what differs is the work around
+; the exact integer lanes:
+;   Q4_K / Q5_K: the 6-bit scales and mins of two rows are unpacked at once in one YMM (one row
+;     per 128-bit lane: two vpshufb gathers, shifts and masks) instead of in general-purpose
+;     registers row by row; the mins of the four rows are dotted with the activation's bsum pairs
+;     (computed once per pass) and reduced together (two vphaddd for four rows); d and dmin of
+;     the four rows are converted in one vcvtph2ps and scaled by x.d in one vmulps.
+;   Q6_K: the four rows' d in one conversion; one sign extension of the 16 scales serves both the
+;     -32 offset term and the two halves' scale words.
+; Per sub-block the lanes are formed as before: vpmaddubsw (unsigned quants x int8 activations),
+; vpmaddwd with the sub-block scale broadcast by vpshufb.
+
+%include "kquant_decode.inc"
+
+RODATA
+align 32
+kd_low_nibble:     times 32 db 0x0f
+kd_bits_45:        times 32 db 0x30
+kd_bit_4:          times 32 db 0x10
+; Q4_K / Q5_K scale unpacking, per 128-bit lane = one row's 16-byte block header (d, dmin,
+; scales[12]; u_i = bytes 4 + 4i .. 7 + 4i): sc[0..3] = u0 & 0x3f, sc[4..7] = (u2 & 0x0f) |
+; (u0 >> 6) << 4, m[0..3] = u1 & 0x3f, m[4..7] = (u2 >> 4) | (u1 >> 6) << 4, bytewise. The result
+; holds sc[0..7] in bytes 0..7 and m[0..7] in bytes 8..15 of each lane.
+k_low_src:         times 2 db 4, 5, 6, 7, 12, 13, 14, 15, 8, 9, 10, 11, 12, 13, 14, 15
+k_low_mask:        times 2 db 0x3f, 0x3f, 0x3f, 0x3f, 0x0f, 0x0f, 0x0f, 0x0f, 0x3f, 0x3f, 0x3f, 0x3f, 0, 0, 0, 0
+k_high_nibble:     times 2 db 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x0f, 0x0f, 0x0f, 0x0f
+k_top_src:         times 2 db -128, -128, -128, -128, 4, 5, 6, 7, -128, -128, -128, -128, 8, 9, 10, 11
+; m[0..7] as words (bytes 8..15 zero-extended)
+k_min_words:       times 2 db 8, -128, 9, -128, 10, -128, 11, -128, 12, -128, 13, -128, 14, -128, 15, -128
+; sub-block j's scale (byte j) as every word
+%assign j 0
+%rep 8
+k_scale_byte_%[j]: times 16 db j, -128
+%assign j j + 1
+%endrep
+; Q6_K: chunk k (0..3) of a half block: the low lane takes scale word 2k, the high lane 2k + 1.
+%assign k 0
+%rep 4
+q6_scale_pair_%[k]: times 8 db 4 * k, 4 * k + 1
+                    times 8 db 4 * k + 2, 4 * k + 3
+%assign k k + 1
+%endrep
+
+; ---- Q4_K / Q5_K ------------------------------------------------------------------------------
+; Registers: ymm8 = headers (then sc / m bytes) of rows 0 | 2, ymm9 of rows 1 | 3; ymm10 = 0x0f.
+
+%macro K45_SETUP 0
+  vmovdqa ymm10, [rel kd_low_nibble]
+%endmacro
+
+; ymm%1 (one block header per lane) -> sc[0..7], m[0..7] bytes per lane; clobbers ymm3, ymm4.
+%macro K45_UNPACK 1
+  vpshufb ymm3, ymm%1, [rel k_low_src]
+  vpsrlw ymm4, ymm3, 4
+  vpand ymm3, ymm3, [rel k_low_mask]
+  vpand ymm4, ymm4, [rel k_high_nibble]
+  vpor ymm3, ymm3, ymm4                           ; the low 4 or 6 bits
+  vpshufb ymm4, ymm%1, [rel k_top_src]
+  vpsrlw ymm4, ymm4, 2
+  vpand ymm4, ymm4, [rel kd_bits_45]              ; u0 / u1 bits 6..7 at bits 4..5
+  vpor ymm%1, ymm3, ymm4
+%endmacro
+
+; The block's shared work: headers, [rsp + 8 r] = d_r * x.d, [rsp + 8 r + 4] = dmin_r * x.d,
+; the scales unpacked, xmm11 += fma(dmin_r * x.d, float(mins_r . bsum pairs)) for rows 0..3.
+%macro K45_PREP 0
+  vmovdqu xmm8, [kd_w]
+  vinserti128 ymm8, ymm8, [kd_w + kd_o2], 1
+  vmovdqu xmm9, [kd_w + kd_o1]
+  vinserti128 ymm9, ymm9, [kd_w + kd_o3], 1
+  vpunpckldq ymm0, ymm8, ymm9                     ; (d, dmin) of rows 0, 1 | 2, 3
+  vpermq ymm0, ymm0, 0x08                         ; xmm0 = the four rows' (d, dmin) halves
+  vcvtph2ps ymm0, xmm0
+  vbroadcastss ymm1, [kd_act + ACTK_D]
+  vmulps ymm0, ymm0, ymm1
+  vmovups [rsp], ymm0
+  vextractf128 xmm1, ymm0, 1
+  vshufps xmm2, xmm0, xmm1, 0xdd                  ; [dmin_0 .. dmin_3] * x.d
+  K45_UNPACK 8
+  K45_UNPACK 9
+  vmovdqu xmm4, [kd_act + ACTK_BSUMS]
+  vphaddw xmm4, xmm4, [kd_act + ACTK_BSUMS + 16]  ; bsums[2j] + bsums[2j + 1] (|.| <= 4064)
+  vinserti128 ymm4, ymm4, xmm4, 1
+  vpshufb ymm3, ymm8, [rel k_min_words]
+  vpmaddwd ymm3, ymm3, ymm4                       ; rows 0 | 2: four partial sums each
+  vpshufb ymm5, ymm9, [rel k_min_words]
+  vpmaddwd ymm5, ymm5, ymm4                       ; rows 1 | 3
+  vphaddd ymm3, ymm3, ymm5
+  vextracti128 xmm5, ymm3, 1
+  vphaddd xmm3, xmm3, xmm5                        ; [mins_0 .. mins_3], exact
+  vcvtdq2ps xmm3, xmm3
+  vfmadd231ps xmm11, xmm2, xmm3
+%endmacro
+
+; ymm0 |= 16 where bit %1 of qh (ymm3) is set (bit %1 moved to bit 4 by a word shift; what
+; crosses into the neighbouring byte is masked off).
+%macro K5_FIFTH_BIT 1
+  %if %1 < 4
+    vpsllw ymm4, ymm3, 4 - %1
+  %elif %1 == 4
+    vmovdqa ymm4, ymm3
+  %else
+    vpsrlw ymm4, ymm3, %1 - 4
+  %endif
+  vpand ymm4, ymm4, [rel kd_bit_4]
+  vpor ymm0, ymm0, ymm4
+%endmacro
+
+; K45_ROW r, qs offset, fifth bit: ymm6 = row r's int32 lanes. Run k of qs: low nibbles are
+; sub-block 2k, high nibbles 2k + 1 (Q5_K: plus 16 where bit 2k / 2k + 1 of qh[l] is set).
+%macro K45_ROW 3
+  KD_ROW_ADDR %1
+  %assign %%pair 8 + ((%1) & 1)                   ; rows 0 | 2 in ymm8, rows 1 | 3 in ymm9
+  %if %1 < 2
+    vinserti128 ymm7, ymm%[%%pair], xmm%[%%pair], 1 ; the row's sc / m bytes in both lanes
+  %else
+    vperm2i128 ymm7, ymm%[%%pair], ymm%[%%pair], 0x11
+  %endif
+  %if %3
+    vmovdqu ymm3, [KD_R + 16]                     ; qh
+  %endif
+  %assign %%k 0
+  %rep 4
+    %assign %%lo 2 * %%k
+    %assign %%hi 2 * %%k + 1
+    vmovdqu ymm1, [KD_R + %2 + 32 * %%k]
+    vpand ymm0, ymm1, ymm10
+    %if %3
+      K5_FIFTH_BIT %%lo
+    %endif
+    vpmaddubsw ymm0, ymm0, [kd_act + ACTK_QS + 64 * %%k]
+    vpshufb ymm2, ymm7, [rel k_scale_byte_%[%%lo]]
+    %if %%k == 0
+      vpmaddwd ymm6, ymm0, ymm2
+    %else
+      vpmaddwd ymm0, ymm0, ymm2
+      vpaddd ymm6, ymm6, ymm0
+    %endif
+    vpsrlw ymm0, ymm1, 4
+    vpand ymm0, ymm0, ymm10
+    %if %3
+      K5_FIFTH_BIT %%hi
+    %endif
+    vpmaddubsw ymm0, ymm0, [kd_act + ACTK_QS + 64 * %%k + 32]
+    vpshufb ymm2, ymm7, [rel k_scale_byte_%[%%hi]]
+    vpmaddwd ymm0, ymm0, ymm2
+    vpaddd ymm6, ymm6, ymm0
+    %assign %%k %%k + 1
+  %endrep
+%endmacro
+
+%macro Q4K_ROW 1
+  K45_ROW %1, 16, 0
+%endmacro
+
+%macro Q5K_ROW 1
+  K45_ROW %1, 48, 1
+%endmacro
+
+; ------------------------------------------------------------------------------------------------
+; void magnetar_matvec_q4_k_r4_avx2(const void* w, const ActBlockK* x, float* y, int64_t rows,
+;                                   int64_t cols)                  cols % 256 == 0, cols > 0
+; void magnetar_matvec_q5_k_r4_avx2(...)                           the same for Q5_K
+; ------------------------------------------------------------------------------------------------
+FUNCTION matvec_q4_k_r4_avx2, 5, KD_GPRS, 16
+  KDECODE_MATVEC 144, K45_SETUP, K45_PREP, Q4K_ROW, 8, 1
+
+FUNCTION matvec_q5_k_r4_avx2, 5, KD_GPRS, 16
+  KDECODE_MATVEC 176, K45_SETUP, K45_PREP, Q5K_ROW, 8, 1
+
+; ---- Q6_K -------------------------------------------------------------------------------------
+; Block: ql[128], qh[64], scales[16] (int8), d (f16) at 208. q = 6 bits from ql nibbles and qh
+; bit pairs; value = d * sc * (q - 32): lane i takes sum(sc q x) - 32 (sc[2i] bsums[2i] +
+; sc[2i + 1] bsums[2i + 1]). Registers: ymm10 = 0x0f, ymm11 = 0x30.
+
+%macro Q6K_SETUP 0
+  vmovdqa ymm10, [rel kd_low_nibble]
+  vmovdqa ymm11, [rel kd_bits_45]
+%endmacro
+
+; [rsp + 4 r] = d_r * x.d for rows 0..3
+%macro Q6K_PREP 0
+  movzx kd_tmpd, word [kd_w + 208]
+  vmovd xmm0, kd_tmpd
+  vpinsrw xmm0, xmm0, word [kd_w + kd_o1 + 208], 1
+  vpinsrw xmm0, xmm0, word [kd_w + kd_o2 + 208], 2
+  vpinsrw xmm0, xmm0, word [kd_w + kd_o3 + 208], 3
+  vcvtph2ps xmm0, xmm0
+  vbroadcastss xmm1, [kd_act + ACTK_D]
+  vmulps xmm0, xmm0, xmm1
+  vmovups [rsp], xmm0
+%endmacro
+
+%macro Q6K_ROW 1
+  KD_ROW_ADDR %1
+  vmovdqu ymm2, [KD_R]                            ; the first half's ql and qh before the
+  vmovdqu ymm3, [KD_R + 32]                       ; scales at the block's end (the row's
+  vmovdqu ymm8, [KD_R + 128]                      ; reads go forward)
+  vpmovsxbw ymm5, [KD_R + 192]                    ; the 16 scales as words
+  vpmaddwd ymm4, ymm5, [kd_act + ACTK_BSUMS]
+  vpslld ymm4, ymm4, 5                            ; the -32 offset's lanes (subtracted below)
+  %assign %%h 0
+  %rep 2
+    %if %%h == 0
+      vinserti128 ymm9, ymm5, xmm5, 1             ; this half's 8 scale words in both lanes
+    %else
+      vperm2i128 ymm9, ymm5, ymm5, 0x11
+      vmovdqu ymm2, [KD_R + 64]                   ; ql[0..31] of the half
+      vmovdqu ymm3, [KD_R + 96]                   ; ql[32..63]
+      vmovdqu ymm8, [KD_R + 160]                  ; qh
+    %endif
+    %assign %%k 0
+    %rep 4
+      %if %%k == 0
+        vpsllw ymm1, ymm8, 4
+        vpand ymm1, ymm1, ymm11
+      %elif %%k == 1
+        vpsllw ymm1, ymm8, 2
+        vpand ymm1, ymm1, ymm11
+      %elif %%k == 2
+        vpand ymm1, ymm8, ymm11
+      %else
+        vpsrlw ymm1, ymm8, 2
+        vpand ymm1, ymm1, ymm11
+      %endif                                      ; high bits at 4..5
+      %if %%k == 0
+        vpand ymm0, ymm2, ymm10
+      %elif %%k == 1
+        vpand ymm0, ymm3, ymm10
+      %elif %%k == 2
+        vpsrlw ymm0, ymm2, 4
+        vpand ymm0, ymm0, ymm10
+      %else
+        vpsrlw ymm0, ymm3, 4
+        vpand ymm0, ymm0, ymm10
+      %endif
+      vpor ymm0, ymm0, ymm1                       ; q in 0..63
+      vpmaddubsw ymm0, ymm0, [kd_act + ACTK_QS + 128 * %%h + 32 * %%k]
+      vpshufb ymm1, ymm9, [rel q6_scale_pair_%[%%k]]
+      %if %%h == 0 && %%k == 0
+        vpmaddwd ymm6, ymm0, ymm1
+      %else
+        vpmaddwd ymm0, ymm0, ymm1
+        vpaddd ymm6, ymm6, ymm0
+      %endif
+      %assign %%k %%k + 1
+    %endrep
+    %assign %%h %%h + 1
+  %endrep
+  vpsubd ymm6, ymm6, ymm4
+%endmacro
+
+; ------------------------------------------------------------------------------------------------
+; void magnetar_matvec_q6_k_r4_avx2(const void* w, const ActBlockK* x, float* y, int64_t rows,
+;                                   int64_t cols)                  cols % 256 == 0, cols > 0
+; ------------------------------------------------------------------------------------------------
+FUNCTION matvec_q6_k_r4_avx2, 5, KD_GPRS, 16
+  KDECODE_MATVEC 210, Q6K_SETUP, Q6K_PREP, Q6K_ROW, 4, 0
