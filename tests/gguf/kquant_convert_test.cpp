@@ -261,7 +261,9 @@ TEST_F(KQuantConvert, LogitsAreAsCloseToF32AsLlamaCppsQuantization) {
     EXPECT_LT(c.mean_kl, 1.15 * l.mean_kl);
     EXPECT_LT(c.mean_kl, previous_kl);  // each larger type is closer
     previous_kl = c.mean_kl;
-    if (type == WeightType::Q4_K_M) EXPECT_LT(c.mean_kl, q4_0_kl);
+    if (type == WeightType::Q4_K_M) {
+      EXPECT_LT(c.mean_kl, q4_0_kl);
+    }
   }
   // The single 4-bit types against Q4_0 (the same 4.5 bits, or 4.25 for IQ4_XS; every matrix,
   // the tied embedding table included). Measured: IQ4_NL 0.0730, IQ4_XS 0.0723, Q4_1 0.0764

@@ -199,7 +199,9 @@ TEST(KQuantQuantizer, AnOutlierCostsOnlyItsOwnBlock) {
     const size_t outlier_block = kAt / l.block_elements;
     for (size_t blk = 0; blk < x.size() / l.block_elements; ++blk) {
       const int same = std::memcmp(a.data() + blk * l.block_bytes, b.data() + blk * l.block_bytes, l.block_bytes);
-      if (blk != outlier_block) EXPECT_EQ(same, 0) << blk;
+      if (blk != outlier_block) {
+        EXPECT_EQ(same, 0) << blk;
+      }
     }
     std::vector<float> y(x.size());
     t.dequantize_row(b.data(), y.data(), int64_t(x.size()));
@@ -290,8 +292,11 @@ TEST(KQuantQuantizer, NonFiniteValuesInSmallBlocksEncodeAsZeroOrTheExtremeLevel)
     EXPECT_GE(y[5], 0.85f);            // the largest level (IQ4's positive end is 113/127)
     EXPECT_LE(y[7], -0.85f);
     EXPECT_GE(y[40], 0.85f);
-    for (int i = 32; i < 64; ++i)
-      if (i != 40) EXPECT_NEAR(y[size_t(i)], x[size_t(i)], 0.12f) << i;  // the infinity costs no range
+    for (int i = 32; i < 64; ++i) {
+      if (i != 40) {
+        EXPECT_NEAR(y[size_t(i)], x[size_t(i)], 0.12f) << i;  // the infinity costs no range
+      }
+    }
   }
 }
 
