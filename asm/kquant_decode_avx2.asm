@@ -17,9 +17,6 @@
 
 RODATA
 align 32
-kd_low_nibble:     times 32 db 0x0f
-kd_bits_45:        times 32 db 0x30
-kd_bit_4:          times 32 db 0x10
 ; Q4_K / Q5_K scale unpacking, per 128-bit lane = one row's 16-byte block header (d, dmin,
 ; scales[12]; u_i = bytes 4 + 4i .. 7 + 4i): sc[0..3] = u0 & 0x3f, sc[4..7] = (u2 & 0x0f) |
 ; (u0 >> 6) << 4, m[0..3] = u1 & 0x3f, m[4..7] = (u2 >> 4) | (u1 >> 6) << 4, bytewise. The result
@@ -36,19 +33,12 @@ k_min_words:       times 2 db 8, -128, 9, -128, 10, -128, 11, -128, 12, -128, 13
 k_scale_byte_%[j]: times 16 db j, -128
 %assign j j + 1
 %endrep
-; Q6_K: chunk k (0..3) of a half block: the low lane takes scale word 2k, the high lane 2k + 1.
-%assign k 0
-%rep 4
-q6_scale_pair_%[k]: times 8 db 4 * k, 4 * k + 1
-                    times 8 db 4 * k + 2, 4 * k + 3
-%assign k k + 1
-%endrep
 
 ; ---- Q4_K / Q5_K ------------------------------------------------------------------------------
 ; Registers: ymm8 = headers (then sc / m bytes) of rows 0 | 2, ymm9 of rows 1 | 3; ymm10 = 0x0f.
 
 %macro K45_SETUP 0
-  vmovdqa ymm10, [rel kd_low_nibble]
+  vmovdqa ymm10, [rel low_nibble]
 %endmacro
 
 ; ymm%1 (one block header per lane) -> sc[0..7], m[0..7] bytes per lane; clobbers ymm3, ymm4.
@@ -60,7 +50,7 @@ q6_scale_pair_%[k]: times 8 db 4 * k, 4 * k + 1
   vpor ymm3, ymm3, ymm4                           ; the low 4 or 6 bits
   vpshufb ymm4, ymm%1, [rel k_top_src]
   vpsrlw ymm4, ymm4, 2
-  vpand ymm4, ymm4, [rel kd_bits_45]              ; u0 / u1 bits 6..7 at bits 4..5
+  vpand ymm4, ymm4, [rel bits_45]              ; u0 / u1 bits 6..7 at bits 4..5
   vpor ymm%1, ymm3, ymm4
 %endmacro
 
@@ -105,7 +95,7 @@ q6_scale_pair_%[k]: times 8 db 4 * k, 4 * k + 1
   %else
     vpsrlw ymm4, ymm3, %1 - 4
   %endif
-  vpand ymm4, ymm4, [rel kd_bit_4]
+  vpand ymm4, ymm4, [rel bit_4]
   vpor ymm0, ymm0, ymm4
 %endmacro
 
@@ -177,8 +167,8 @@ FUNCTION matvec_q5_k_r4_avx2, 5, KD_GPRS, 16
 ; sc[2i + 1] bsums[2i + 1]). Registers: ymm10 = 0x0f, ymm11 = 0x30.
 
 %macro Q6K_SETUP 0
-  vmovdqa ymm10, [rel kd_low_nibble]
-  vmovdqa ymm11, [rel kd_bits_45]
+  vmovdqa ymm10, [rel low_nibble]
+  vmovdqa ymm11, [rel bits_45]
 %endmacro
 
 ; [rsp + 4 r] = d_r * x.d for rows 0..3
@@ -239,7 +229,7 @@ FUNCTION matvec_q5_k_r4_avx2, 5, KD_GPRS, 16
       %endif
       vpor ymm0, ymm0, ymm1                       ; q in 0..63
       vpmaddubsw ymm0, ymm0, [kd_act + ACTK_QS + 128 * %%h + 32 * %%k]
-      vpshufb ymm1, ymm9, [rel q6_scale_pair_%[%%k]]
+      vpshufb ymm1, ymm9, [rel scale_pair_%[%%k]]
       %if %%h == 0 && %%k == 0
         vpmaddwd ymm6, ymm0, ymm1
       %else

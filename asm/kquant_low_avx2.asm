@@ -13,20 +13,14 @@
 
 %include "quant_common.inc"             ; abi.inc, reduce.inc, the ActBlock layout (ACT_*)
 
-%define ACTK_D      0
-%define ACTK_BSUMS  32
-%define ACTK_QS     64
-%define ACTK_BYTES  320
+%include "kquant_common.inc"            ; the ActBlockK layout (ACTK_*), the shared constants
 
 RODATA
 align 32
-nibbles:        times 32 db 0x0f
 two_bit_mask:   times 32 db 0x03
 bit_2:          times 32 db 0x04
-bit_4:          times 32 db 0x10
 ones_words:     times 16 dw 1
 thirty_two:     times 16 dw 32
-iq4_codebook:   times 2 db -127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113
 low_high_shift: dq 0, 0, 4, 4           ; vpsrlvq: low lane the low nibbles, high lane the high ones
 q3_high_shift:  dd 0, 2, 4, 6           ; Q3_K: scales 4q..4q+3 take bits 2q..2q+1 of bytes 8..11
 qh_byte_of:     times 8 db 0            ; Q5: byte j of the register <- byte j / 8 of qh
@@ -143,7 +137,7 @@ run_scales_%[k]: times 8 db 4 * k, 4 * k + 1
 ; Block (84 bytes): scales[16] (low nibble scale, high nibble min of 16 values), qs[64], d, dmin.
 ; ------------------------------------------------------------------------------------------------
 %macro Q2_K_SETUP 0
-  vmovdqa ymm15, [rel nibbles]
+  vmovdqa ymm15, [rel low_nibble]
   vmovdqa ymm14, [rel two_bit_mask]
 %endmacro
 
@@ -178,7 +172,7 @@ FUNCTION matvec_q2_k_avx2, 5, 8, 16
 ; -4 (sc[2i] bsums[2i] + sc[2i+1] bsums[2i+1]) off exactly.
 ; ------------------------------------------------------------------------------------------------
 %macro Q3_K_SETUP 0
-  vmovdqa ymm15, [rel nibbles]
+  vmovdqa ymm15, [rel low_nibble]
   vmovdqa ymm14, [rel two_bit_mask]
   vmovdqa ymm6, [rel bit_2]
 %endmacro
@@ -215,7 +209,7 @@ FUNCTION matvec_q3_k_avx2, 5, 8, 16
 ; elements 4i..4i+3 (vpmaddwd with ones).
 ; ------------------------------------------------------------------------------------------------
 %macro B32_SETUP 0
-  vmovdqa ymm15, [rel nibbles]
+  vmovdqa ymm15, [rel low_nibble]
   vmovdqa ymm6, [rel ones_words]
   vmovdqa ymm5, [rel low_high_shift]
 %endmacro
@@ -255,7 +249,7 @@ FUNCTION matvec_q3_k_avx2, 5, 8, 16
 ; takes |w| unsigned and sign(w) x (vpsignb; |w|, |x| <= 127, so no pair sum saturates).
 %macro IQ4_NL_SETUP 0
   B32_SETUP
-  vmovdqa ymm14, [rel iq4_codebook]
+  vmovdqa ymm14, [rel iq4_values]
 %endmacro
 
 %macro IQ4_NL_BLOCK 0
