@@ -104,7 +104,9 @@ constexpr TypeTraits dequantizing(QuantizeRowFn quantize = nullptr, KQuantAsm av
 // groups of kKTileTokens (a group's activations stay in L1 while the chunk's rows pass; a last
 // group of at least half a tile is a whole tile, the kernel repeating its last token); the
 // tokens left, and every call of fewer than kKTileTokens tokens, take the matvec per token.
-template <MatvecKFn Matvec, MatmulKFn Tile, DType T>
+// kTiled says whether Tile is a kernel: an extern function's address compared with nullptr is not
+// a constant expression under GCC's sanitizers, so `if constexpr` tests the flag instead.
+template <MatvecKFn Matvec, MatmulKFn Tile, DType T, bool kTiled>
 void matmul_k_quantized(const void* w, const ActBlockK* x, float* y, int64_t rows, int64_t cols, int64_t n_tokens,
                         int64_t y_stride) {
   constexpr int64_t kChunkBytes = 64 * 1024;
@@ -115,7 +117,7 @@ void matmul_k_quantized(const void* w, const ActBlockK* x, float* y, int64_t row
   for (int64_t r = 0; r < rows; r += chunk) {
     const int64_t n = std::min(chunk, rows - r);
     int64_t t = 0;
-    if constexpr (Tile != nullptr) {
+    if constexpr (kTiled) {
       if (n_tokens >= kKTileTokens)
         for (; t + kKTileTokens / 2 <= n_tokens; t += kKTileTokens)
           Tile(base + r * row_bytes, x + t * blocks, y + t * y_stride + r, n, cols,
@@ -137,13 +139,13 @@ void matmul_k_int8(const void* w, const float* x, float* y, int64_t rows, int64_
   Quantized(w, act.data(), y, rows, cols, n_tokens, y_stride);
 }
 
-template <MatvecKFn Matvec, MatmulKFn Tile, DType T>
+template <MatvecKFn Matvec, MatmulKFn Tile, DType T, bool kTiled>
 constexpr KQuantAsm k_quant_asm() {
-  return {matmul_k_int8<matmul_k_quantized<Matvec, Tile, T>>, matmul_k_quantized<Matvec, Tile, T>};
+  return {matmul_k_int8<matmul_k_quantized<Matvec, Tile, T, kTiled>>, matmul_k_quantized<Matvec, Tile, T, kTiled>};
 }
 // A type with an integer matvec kernel; with a prefill tile too.
-#define MAGNETAR_KQUANT_ASM(kernel, type) k_quant_asm<kernel, nullptr, type>()
-#define MAGNETAR_KQUANT_TILED_ASM(kernel, tile, type) k_quant_asm<kernel, tile, type>()
+#define MAGNETAR_KQUANT_ASM(kernel, type) k_quant_asm<kernel, nullptr, type, false>()
+#define MAGNETAR_KQUANT_TILED_ASM(kernel, tile, type) k_quant_asm<kernel, tile, type, true>()
 
 // The 32-value types' integer row kernels (kquant_low.h) as a matmul: as matmul_k_int8, with
 // Q8_0-style activation blocks from the active quant table's quantizer (asm where it runs).
