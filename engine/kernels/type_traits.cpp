@@ -104,13 +104,15 @@ constexpr TypeTraits dequantizing(QuantizeRowFn quantize = nullptr, KQuantAsm av
 // groups of kKTileTokens (a group's activations stay in L1 while the chunk's rows pass; a last
 // group of at least half a tile is a whole tile, the kernel repeating its last token); the
 // tokens left, and every call of fewer than kKTileTokens tokens, take the matvec per token.
+// Act / kActValues: the activation block (ActBlockK of 256 values, or the 32-value types' ActBlock).
 // kTiled says whether Tile is a kernel: an extern function's address compared with nullptr is not
 // a constant expression under GCC's sanitizers, so `if constexpr` tests the flag instead.
-template <MatvecKFn Matvec, MatmulKFn Tile, DType T, bool kTiled>
-void matmul_k_quantized(const void* w, const ActBlockK* x, float* y, int64_t rows, int64_t cols, int64_t n_tokens,
-                        int64_t y_stride) {
+template <class Act, int64_t kActValues, void (*Matvec)(const void*, const Act*, float*, int64_t, int64_t),
+          MatmulKFn Tile, DType T, bool kTiled>
+void matmul_quantized_rows(const void* w, const Act* x, float* y, int64_t rows, int64_t cols, int64_t n_tokens,
+                           int64_t y_stride) {
   constexpr int64_t kChunkBytes = 64 * 1024;
-  const int64_t blocks = cols / kSuperBlock;
+  const int64_t blocks = cols / kActValues;
   const int64_t row_bytes = int64_t(format::tensor_bytes(T, 1, uint64_t(cols)));
   const int64_t chunk = n_tokens == 1 ? rows : std::max<int64_t>(1, kChunkBytes / row_bytes);
   const auto* base = static_cast<const uint8_t*>(w);
@@ -140,6 +142,9 @@ void matmul_k_int8(const void* w, const float* x, float* y, int64_t rows, int64_
 }
 
 template <MatvecKFn Matvec, MatmulKFn Tile, DType T, bool kTiled>
+constexpr MatmulKFn matmul_k_quantized = matmul_quantized_rows<ActBlockK, kSuperBlock, Matvec, Tile, T, kTiled>;
+
+template <MatvecKFn Matvec, MatmulKFn Tile, DType T, bool kTiled>
 constexpr KQuantAsm k_quant_asm() {
   return {matmul_k_int8<matmul_k_quantized<Matvec, Tile, T, kTiled>>, matmul_k_quantized<Matvec, Tile, T, kTiled>};
 }
@@ -152,18 +157,12 @@ constexpr KQuantAsm k_quant_asm() {
 template <MatvecQFn Kernel, DType T>
 void matmul_b32_int8(const void* w, const float* x, float* y, int64_t rows, int64_t cols, int64_t n_tokens,
                      int64_t y_stride) {
-  constexpr int64_t kChunkBytes = 64 * 1024;
   const int64_t blocks = cols / kBlock;
   thread_local std::vector<ActBlock> act;
   if (int64_t(act.size()) < blocks * n_tokens) act.resize(size_t(blocks * n_tokens));
   const QuantizeActFn quantize = active().quantize_act;
   for (int64_t t = 0; t < n_tokens; ++t) quantize(x + t * cols, act.data() + t * blocks, cols);
-  const int64_t row_bytes = int64_t(format::tensor_bytes(T, 1, uint64_t(cols)));
-  const int64_t chunk = n_tokens == 1 ? rows : std::max<int64_t>(1, kChunkBytes / row_bytes);
-  for (int64_t r = 0; r < rows; r += chunk)
-    for (int64_t t = 0; t < n_tokens; ++t)
-      Kernel(static_cast<const uint8_t*>(w) + r * row_bytes, act.data() + t * blocks, y + t * y_stride + r,
-             std::min(chunk, rows - r), cols);
+  matmul_quantized_rows<ActBlock, kBlock, Kernel, nullptr, T, false>(w, act.data(), y, rows, cols, n_tokens, y_stride);
 }
 #define MAGNETAR_B32_ASM(kernel, type) KQuantAsm{matmul_b32_int8<kernel, type>, nullptr}
 #else
