@@ -13,7 +13,6 @@
 #include "core/cpu_features.h"
 #include "core/platform.h"
 #include "kernels/kernels.h"
-#include "kernels/quant.h"
 
 namespace magnetar {
 
@@ -34,8 +33,8 @@ CpuInfo detect_cpu_info() {
   info.f16c = f.f16c && f.os_ymm;
   info.avx512f = f.avx512f && f.os_zmm;
   info.avx512_vnni = f.avx512vnni && f.os_zmm;
-  info.kernel_isa = kernels::active().isa;
-  info.quant_kernel_isa = quant::active().isa;
+  info.kernel_isa = kernels::active().float_isa;
+  info.quant_kernel_isa = kernels::active().isa;
   if (info.kernel_isa == "reference") {
     const char* forced = std::getenv("MAGNETAR_KERNELS");
     if (forced && std::string(forced) == "reference")

@@ -14,7 +14,6 @@
 #include "core/thread_pool.h"
 #include "format/model_format.h"
 #include "kernels/kernels.h"
-#include "kernels/quant.h"
 #include "model/model_impl.h"
 #include "model/synth.h"
 #include "api/tokenizer_file.h"
@@ -40,11 +39,10 @@ void select_kernels(KernelChoice choice) {
   const auto table_choice =
       choice == KernelChoice::Reference ? kernels::KernelChoice::Reference : kernels::KernelChoice::Asm;
   kernels::select(table_choice);
-  quant::select(table_choice);
 }
 
-std::string active_kernel_isa() { return kernels::active().isa; }
-std::string active_quant_kernel_isa() { return quant::active().isa; }
+std::string active_kernel_isa() { return kernels::active().float_isa; }
+std::string active_quant_kernel_isa() { return kernels::active().isa; }
 
 // ---- Read bandwidth -------------------------------------------------------------------------
 

@@ -12,7 +12,6 @@
 #include "core/thread_pool.h"
 #include "core/tuning.h"
 #include "kernels/kernels.h"
-#include "kernels/quant.h"
 #include "ops/calibrate.h"
 
 namespace magnetar {
@@ -104,8 +103,7 @@ Status calibrate_and_cache_decode_tuning(const CalibrationOptions& options, Deco
 void apply_decode_tuning(const DecodeTuning& tuning) {
   std::lock_guard<std::mutex> lock(g_mutex);
   g_active = tuning;
-  kernels::set_tuned_f16_streams(tuning.f16_streams);
-  quant::set_tuned_isa(tuning.quant_isa);
+  kernels::set_tuned_kernels(tuning.quant_isa, tuning.f16_streams);
 }
 
 DecodeTuning active_decode_tuning() {

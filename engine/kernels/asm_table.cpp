@@ -1,6 +1,7 @@
-// The AVX2 + FMA + F16C kernel table: thin wrappers that give every NASM kernel the "any size"
-// contract of kernels.h — the asm does the aligned bulk, the reference twins the tails — and the
-// prefill driver that walks 16-row panels and column blocks (asm/matmul_avx2.asm).
+// The AVX2 + FMA + F16C float ops, the asm tables' float half (tables.h): thin wrappers that give
+// every NASM kernel the "any size" contract of kernels.h — the asm does the aligned bulk, the
+// reference twins the tails — and the prefill driver that walks 16-row panels and column blocks
+// (asm/matmul_avx2.asm).
 #include <cassert>
 #include <cstring>
 
@@ -209,10 +210,13 @@ void axpy_f32(float* y, const float* x, int64_t n, const float* scale) {
 // One table per F16 stream choice; they differ only in the F16 matrix kernels.
 template <int kStreams>
 constexpr KernelTable avx2_table() {
-  return {matvec_f16<kStreams>, matvec_f32, matmul_f16<kStreams>, matmul_f32,
-          rmsnorm,              softmax,    silu_mul,             gelu_tanh_mul,
-          rope,                 f16_to_f32, dot_f32,              axpy_f32,
-          "avx2"};
+  KernelTable t{matvec_f16<kStreams>, matvec_f32, matmul_f16<kStreams>, matmul_f32,
+                rmsnorm,              softmax,    silu_mul,             gelu_tanh_mul,
+                rope,                 f16_to_f32, dot_f32,              axpy_f32,
+                {},                   "avx2",     "avx2"};
+  t.types[uint32_t(format::DType::F16)] = FloatEntry<uint16_t, matvec_f16<kStreams>, matmul_f16<kStreams>>::kernels();
+  t.types[uint32_t(format::DType::F32)] = FloatEntry<float, matvec_f32, matmul_f32>::kernels();
+  return t;
 }
 const KernelTable kAvx2Table = avx2_table<0>();
 const KernelTable kAvx2Streams4Table = avx2_table<4>();
@@ -220,7 +224,7 @@ const KernelTable kAvx2Streams8Table = avx2_table<8>();
 
 }  // namespace
 
-const KernelTable* asm_table(int f16_streams) {
+const KernelTable* asm_float_table(int f16_streams) {
   return f16_streams == 4 ? &kAvx2Streams4Table : f16_streams == 8 ? &kAvx2Streams8Table : &kAvx2Table;
 }
 

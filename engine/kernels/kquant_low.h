@@ -17,7 +17,7 @@
 // Why Q8_0-style activations for the 32-value types: their rows need only be whole 32-value
 // blocks (a Q8_K block needs 256), one activation scale per weight block is what GGML's
 // vec_dot_{iq4_nl,q5_0}_q8_0 / {q4_1,q5_1}_q8_1 use (so the results sit as close to llama.cpp's),
-// and the quantizer is the Q8_0 path's (quant::active().quantize_act, asm, bit-exact with its twin).
+// and the quantizer is the Q8_0 path's (magnetar_quantize_act_avx2, bit-exact with its twin).
 #pragma once
 #include <cstdint>
 

@@ -1,19 +1,11 @@
 // Q8_0 / Q4_0: GGML-exact quantizers and dequantizers, the reference twins of the integer
-// matrix–vector kernels, and the quant kernel table (see quant.h for the formats).
+// matrix–vector kernels (see quant.h for the formats).
 #include "kernels/quant.h"
 
-#include "core/cpu_features.h"
-
-#include <atomic>
 #include <cassert>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
-
-// The NASM kernels are part of every x86-64 build (engine/CMakeLists.txt assembles asm/*.asm).
-#if defined(__x86_64__) || defined(_M_X64)
-#define MAGNETAR_HAVE_QUANT_ASM 1
-#endif
 
 namespace magnetar::quant {
 
@@ -161,97 +153,6 @@ void matmul_q8_0_ref(const void* w, const ActBlock* x, float* y, int64_t rows, i
 void matmul_q4_0_ref(const void* w, const ActBlock* x, float* y, int64_t rows, int64_t cols,
                      int64_t n_tokens, int64_t y_stride) {
   for (int64_t t = 0; t < n_tokens; ++t) matvec_q4_0_ref(w, x + t * (cols / kBlock), y + t * y_stride, rows, cols);
-}
-
-// ================================================================================================
-// Dispatch
-// ================================================================================================
-
-namespace {
-const QuantKernelTable kReferenceTable = {quantize_act_ref,    matvec_q8_0_ref,    matvec_q4_0_ref,
-                                          matmul_q8_0_ref,     matmul_q4_0_ref,    matmul_q8_0_x16_ref,
-                                          matmul_q4_0_x16_ref, "reference"};
-#if defined(MAGNETAR_HAVE_QUANT_ASM)
-const QuantKernelTable kAvx2Table = {magnetar_quantize_act_avx2,       magnetar_matvec_q8_0_avx2,
-                                     magnetar_matvec_q4_0_avx2,        magnetar_matmul_q8_0_avx2,
-                                     magnetar_matmul_q4_0_avx2,        magnetar_matmul_q8_0_x16_avx2,
-                                     magnetar_matmul_q4_0_x16_avx2,    "avx2"};
-const QuantKernelTable kVnniTable = {magnetar_quantize_act_avx2,          magnetar_matvec_q8_0_avx512vnni,
-                                     magnetar_matvec_q4_0_avx512vnni,     magnetar_matmul_q8_0_avx512vnni,
-                                     magnetar_matmul_q4_0_avx512vnni,     magnetar_matmul_q8_0_x16_avx512vnni,
-                                     magnetar_matmul_q4_0_x16_avx512vnni, "avx512vnni"};
-#endif
-
-std::atomic<const QuantKernelTable*> g_active{nullptr};
-// Decode tuning's table (its isa name; empty: the best), used by Auto choices only; and whether
-// the active table came from one (so a new tuning may replace it).
-std::atomic<const QuantKernelTable*> g_tuned{nullptr};
-std::atomic<bool> g_active_is_auto{true};
-
-const QuantKernelTable* choose(kernels::KernelChoice choice) {
-  if (choice == kernels::KernelChoice::Auto) choice = kernels::choice_from_environment();  // one rule
-  if (choice == kernels::KernelChoice::Reference || !asm_available()) return &kReferenceTable;
-  const QuantKernelTable* tuned = g_tuned.load(std::memory_order_acquire);
-  return choice == kernels::KernelChoice::Auto && tuned ? tuned : &asm_table();
-}
-
-bool chosen_by_auto(kernels::KernelChoice choice) {
-  return (choice == kernels::KernelChoice::Auto ? kernels::choice_from_environment() : choice) ==
-         kernels::KernelChoice::Auto;
-}
-}  // namespace
-
-bool asm_available() {
-#if defined(MAGNETAR_HAVE_QUANT_ASM)
-  return cpu::features().has_avx2_kernels();
-#else
-  return false;
-#endif
-}
-
-const QuantKernelTable& reference_table() { return kReferenceTable; }
-
-std::vector<const QuantKernelTable*> asm_tables() {
-  std::vector<const QuantKernelTable*> tables;
-#if defined(MAGNETAR_HAVE_QUANT_ASM)
-  const cpu::Features& f = cpu::features();
-  if (f.has_avx2_kernels()) tables.push_back(&kAvx2Table);
-  if (f.has_avx512_kernels() && f.avx512vnni) tables.push_back(&kVnniTable);
-#endif
-  return tables;
-}
-
-const QuantKernelTable& asm_table() {
-  assert(asm_available() && "quant::asm_table: no asm kernels on this CPU/build; use active()");
-  const auto tables = asm_tables();
-  return tables.empty() ? kReferenceTable : *tables.back();
-}
-
-const QuantKernelTable* asm_table_named(std::string_view isa) {
-  for (const QuantKernelTable* table : asm_tables())
-    if (isa == table->isa) return table;
-  return nullptr;
-}
-
-void set_tuned_isa(std::string_view isa) {
-  g_tuned.store(asm_table_named(isa), std::memory_order_release);
-  if (g_active.load(std::memory_order_acquire) != nullptr && g_active_is_auto.load(std::memory_order_acquire))
-    g_active.store(choose(kernels::KernelChoice::Auto), std::memory_order_release);
-}
-
-void select(kernels::KernelChoice choice) {
-  g_active_is_auto.store(chosen_by_auto(choice), std::memory_order_release);
-  g_active.store(choose(choice), std::memory_order_release);
-}
-
-const QuantKernelTable& active() {
-  const QuantKernelTable* table = g_active.load(std::memory_order_acquire);
-  if (table != nullptr) return *table;
-  // First use: racing threads all compute the same answer.
-  const QuantKernelTable* expected = nullptr;
-  if (g_active.compare_exchange_strong(expected, choose(kernels::KernelChoice::Auto), std::memory_order_acq_rel))
-    g_active_is_auto.store(chosen_by_auto(kernels::KernelChoice::Auto), std::memory_order_release);
-  return *g_active.load(std::memory_order_acquire);
 }
 
 }  // namespace magnetar::quant

@@ -1,6 +1,7 @@
 // Quantized weights: GGUF's Q8_0 and Q4_0 block formats, their quantizers and dequantizers, and
 // the integer matrix–vector and prefill (matrix × tokens) kernels (C++ reference twins + NASM
-// AVX2 / AVX-512 VNNI) with their dispatch table.
+// AVX2 / AVX-512 VNNI). Their type records (type_traits.cpp) put them in the kernel tables
+// (kernels.h: KernelTable::types[Q8_0 / Q4_0], one entry per ISA).
 //
 // Block layout and rounding are GGUF's, bit for bit, so a GGUF tensor of these types is used
 // without requantising and our quantizer's output equals GGML's reference quantizer's:
@@ -18,8 +19,6 @@
 // block; the FP32 result is sum_b wd_b * xd_b * dot_b. Not here: K-quants, other GGUF types.
 #pragma once
 #include <cstdint>
-#include <string_view>
-#include <vector>
 
 #include "kernels/kernels.h"
 
@@ -97,36 +96,6 @@ void dequantize_tile_row_q4_0(const void* tile, int64_t r, float* y, int64_t col
 // of 16), t < n_tokens; w points at the first tile (needs no alignment). Bit for bit the
 // row-major twins' numbers (matvec_q8_0_ref on the untiled rows) for every token count.
 using MatmulQx16Fn = MatmulQFn;
-
-struct QuantKernelTable {
-  QuantizeActFn quantize_act;
-  MatvecQFn matvec_q8_0;
-  MatvecQFn matvec_q4_0;
-  MatmulQFn matmul_q8_0;
-  MatmulQFn matmul_q4_0;
-  MatmulQx16Fn matmul_q8_0_x16;
-  MatmulQx16Fn matmul_q4_0_x16;
-  const char* isa;  // "avx512vnni", "avx2" or "reference"
-};
-
-// The table in use: AVX2 asm when cpu::features().has_avx2_kernels(), unless
-// MAGNETAR_KERNELS=reference. Filled on first call (thread-safe).
-const QuantKernelTable& active();
-// Refill the table (tests, bench --kernels). Not thread-safe against running kernels.
-void select(kernels::KernelChoice choice);
-const QuantKernelTable& reference_table();
-bool asm_available();  // the CPU runs the AVX2 kernels
-// The best asm table for this CPU (only call when asm_available()).
-const QuantKernelTable& asm_table();
-// Every asm table this CPU runs, in order of preference (best last): "avx2", then
-// "avx512vnni" (VNNI matvecs and prefill kernels on YMM) where the CPU has AVX512F/BW/VL +
-// VNNI. Tests check each.
-std::vector<const QuantKernelTable*> asm_tables();
-// The asm table of that isa name among asm_tables(); nullptr when this CPU does not run it.
-const QuantKernelTable* asm_table_named(std::string_view isa);
-// Decode tuning (magnetar/tuning.h): the table Auto choices use (an isa name; empty or one this
-// CPU lacks: the best); takes effect at once when the active table is an Auto choice.
-void set_tuned_isa(std::string_view isa);
 
 // Reference twins (always compiled: the fallback and the test oracle).
 void quantize_act_ref(const float* x, ActBlock* out, int64_t n);

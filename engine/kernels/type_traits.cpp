@@ -1,21 +1,22 @@
-// One TypeTraits row per format::DType, and the dequantizing matmul the non-int8 block types
-// compute with (see type_traits.h).
+// One TypeTraits row per format::DType with the type's matrix kernels per ISA, the dequantizing
+// matmul the block types' reference entries compute with, and the prefill drivers that give each
+// integer kernel family the any-token-count contract of kernels.h (see type_traits.h).
 #include "kernels/type_traits.h"
 
 #include <algorithm>
 #include <cassert>
 #include <cstdint>
 #include <cstring>
-#include <vector>
 
 #include "kernels/kernels.h"
 #include "kernels/kquant_low.h"
 #include "kernels/kquant_decode.h"
 #include "kernels/kquants.h"
 #include "kernels/quant.h"
+#include "kernels/reference.h"
+#include "kernels/tables.h"
 
 namespace magnetar::quant {
-
 void matmul_dequant_ref(DequantizeRowFn dequantize, int64_t block, int64_t block_bytes, const void* w,
                         const float* x, float* y, int64_t rows, int64_t cols, int64_t n_tokens,
                         int64_t y_stride) {
@@ -49,12 +50,43 @@ void matmul_dequant_ref(DequantizeRowFn dequantize, int64_t block, int64_t block
 
 namespace {
 
-template <DequantizeRowFn Dequantize, format::DType Type>
-void matmul_dequant(const void* w, const float* x, float* y, int64_t rows, int64_t cols, int64_t n_tokens,
-                    int64_t y_stride) {
-  const format::DTypeLayout& l = format::dtype_layout(Type);
-  matmul_dequant_ref(Dequantize, l.block_elements, l.block_bytes, w, x, y, rows, cols, n_tokens, y_stride);
+using format::DType;
+using kernels::ActFormat;
+using kernels::TypeKernels;
+
+static_assert(kernels::activation_bytes(ActFormat::Q8_0, kBlock) == sizeof(ActBlock) &&
+              kernels::activation_bytes(ActFormat::Q8_K, kSuperBlock) == sizeof(ActBlockK),
+              "kernels.h's activation sizes are quant.h's and kquants.h's blocks");
+
+// The typed kernels as table entries (kernels.h erases the activation type to void).
+template <class Act, void (*Quantize)(const float*, Act*, int64_t)>
+void quantize_as(const float* x, void* out, int64_t n) {
+  Quantize(x, static_cast<Act*>(out), n);
 }
+template <class Act, void (*Decode)(const void*, const Act*, float*, int64_t, int64_t)>
+void decode_as(const void* w, const void* x, float* y, int64_t rows, int64_t cols) {
+  Decode(w, static_cast<const Act*>(x), y, rows, cols);
+}
+template <class Act, void (*Prefill)(const void*, const Act*, float*, int64_t, int64_t, int64_t, int64_t)>
+void prefill_as(const void* w, const void* x, float* y, int64_t rows, int64_t cols, int64_t n_tokens,
+                int64_t y_stride) {
+  Prefill(w, static_cast<const Act*>(x), y, rows, cols, n_tokens, y_stride);
+}
+
+// ---- Reference entries of the block types without int8 twins: the dequantizing matmul ----
+template <DequantizeRowFn Dequantize, DType T>
+struct DequantEntry {
+  static void prefill(const void* w, const void* x, float* y, int64_t rows, int64_t cols, int64_t n_tokens,
+                      int64_t y_stride) {
+    const format::DTypeLayout& l = format::dtype_layout(T);
+    matmul_dequant_ref(Dequantize, l.block_elements, l.block_bytes, w, static_cast<const float*>(x), y, rows, cols,
+                       n_tokens, y_stride);
+  }
+  static void decode(const void* w, const void* x, float* y, int64_t rows, int64_t cols) {
+    prefill(w, x, y, rows, cols, 1, rows);
+  }
+  static constexpr TypeKernels kernels() { return {ActFormat::F32, nullptr, decode, prefill, nullptr}; }
+};
 
 // The record's rows may start at any byte (a row inside a file or a tensor's parts), while
 // quant.h's functions take typed, aligned blocks: unaligned rows pass block by block through an
@@ -84,22 +116,67 @@ constexpr auto dequantize_q4_0 = dequantize_blocks<BlockQ4_0, dequantize_row_q4_
 constexpr auto quantize_q8_0 = quantize_blocks<BlockQ8_0, quantize_row_q8_0>;
 constexpr auto quantize_q4_0 = quantize_blocks<BlockQ4_0, quantize_row_q4_0>;
 
-using format::DType;
+// ---- Q8_0 / Q4_0: quant.h's int8 kernels of one ISA ----
+// Prefill with the matmul kernels (4x4 / 8x8 row x token tiles) from this many tokens; fewer
+// take the matvec kernel per token over row chunks of kRowChunkBytes, small enough to stay in L2
+// while every token passes. The matmul kernels walk row tiles outermost, each tile's weights
+// staying in L1/L2 while a token chunk of kTokenChunkBytes streams past.
+constexpr int64_t kMatmulMinTokens = 4;
+constexpr int64_t kRowChunkBytes = 64 * 1024;
+constexpr int64_t kTokenChunkBytes = 256 * 1024;
+// The x16 kernels stream each 16-row tile once per token chunk and pass all the chunk's tokens
+// over it while it sits in L2, so their chunks are larger: on magnetar_bench_quant's prefill
+// (64 tokens x 4096 x 8192) 1 MiB ran 16-20 % faster than 256 KiB, 4 MiB no faster than 1 MiB.
+constexpr int64_t kTileTokenChunkBytes = 1024 * 1024;
 
-// A type's AVX2 integer kernels as the record's two matmul slots (float and pre-quantized
-// activations); empty where the type has none.
-struct KQuantAsm {
-  MatmulDequantFn matmul = nullptr;
-  MatmulKFn matmul_k = nullptr;
-};
+// Tokens per chunk of `bytes` activations, in whole groups of 8 (the kernels' token tiles).
+int64_t token_chunk(int64_t bytes, int64_t cols) {
+  return std::max<int64_t>(8, bytes / kernels::activation_bytes(ActFormat::Q8_0, cols) / 8 * 8);
+}
+
+template <MatvecQFn Matvec, MatmulQFn Matmul, DType T>
+void prefill_int8(const void* w, const void* xv, float* y, int64_t rows, int64_t cols, int64_t n_tokens,
+                  int64_t y_stride) {
+  const auto* x = static_cast<const ActBlock*>(xv);
+  const int64_t blocks = cols / kBlock;
+  if (n_tokens == 1) return Matvec(w, x, y, rows, cols);
+  if (n_tokens >= kMatmulMinTokens) {
+    const int64_t chunk = token_chunk(kTokenChunkBytes, cols);
+    for (int64_t t = 0; t < n_tokens; t += chunk)
+      Matmul(w, x + t * blocks, y + t * y_stride, rows, cols, std::min(chunk, n_tokens - t), y_stride);
+    return;
+  }
+  const int64_t row_bytes = int64_t(format::tensor_bytes(T, 1, uint64_t(cols)));
+  const int64_t chunk = std::max<int64_t>(4, kRowChunkBytes / row_bytes / 4 * 4);
+  const auto* base = static_cast<const uint8_t*>(w);
+  for (int64_t r = 0; r < rows; r += chunk) {
+    const int64_t n = std::min(chunk, rows - r);
+    for (int64_t t = 0; t < n_tokens; ++t) Matvec(base + r * row_bytes, x + t * blocks, y + t * y_stride + r, n, cols);
+  }
+}
+
+template <MatmulQx16Fn Tiles>
+void prefill_x16(const void* w, const void* xv, float* y, int64_t rows, int64_t cols, int64_t n_tokens,
+                 int64_t y_stride) {
+  const auto* x = static_cast<const ActBlock*>(xv);
+  const int64_t chunk = token_chunk(kTileTokenChunkBytes, cols);
+  for (int64_t t = 0; t < n_tokens; t += chunk)
+    Tiles(w, x + t * (cols / kBlock), y + t * y_stride, rows, cols, std::min(chunk, n_tokens - t), y_stride);
+}
+
+template <QuantizeActFn Quantize, MatvecQFn Matvec, MatmulQFn Matmul, MatmulQx16Fn Tiles, DType T>
+constexpr TypeKernels int8_kernels() {
+  return {ActFormat::Q8_0, quantize_as<ActBlock, Quantize>, decode_as<ActBlock, Matvec>,
+          prefill_int8<Matvec, Matmul, T>, prefill_x16<Tiles>};
+}
 
 template <DequantizeRowFn D, DType T>
-constexpr TypeTraits dequantizing(QuantizeRowFn quantize = nullptr, KQuantAsm avx2 = {}) {
-  return {T, D, quantize, false, matmul_dequant<D, T>, avx2.matmul, avx2.matmul_k};
+constexpr TypeTraits dequantizing(QuantizeRowFn quantize, TypeKernels avx2 = {}) {
+  return {T, D, quantize, DequantEntry<D, T>::kernels(), avx2, {}};
 }
 
 #if defined(__x86_64__) || defined(_M_X64)
-// The integer kernels (kquants.h) on activations already quantized: rows in chunks whose weights
+// The integer kernels (kquants.h, kquant_low.h) over a row range: rows in chunks whose weights
 // stay in L2 while every token passes over them. Where the type has a prefill tile, tokens go in
 // groups of kKTileTokens (a group's activations stay in L1 while the chunk's rows pass; a last
 // group of at least half a tile is a whole tile, the kernel repeating its last token); the
@@ -129,54 +206,45 @@ void matmul_quantized_rows(const void* w, const Act* x, float* y, int64_t rows, 
   }
 }
 
-// The same on FP32 activations: quantized per call into thread-local scratch (grown on the first
-// calls, then reused).
-template <MatmulKFn Quantized>
-void matmul_k_int8(const void* w, const float* x, float* y, int64_t rows, int64_t cols, int64_t n_tokens,
-                   int64_t y_stride) {
-  const int64_t blocks = cols / kSuperBlock;
-  thread_local std::vector<ActBlockK> act;
-  if (int64_t(act.size()) < blocks * n_tokens) act.resize(size_t(blocks * n_tokens));
-  for (int64_t t = 0; t < n_tokens; ++t) quantize_act_k_avx2(x + t * cols, act.data() + t * blocks, cols);
-  Quantized(w, act.data(), y, rows, cols, n_tokens, y_stride);
-}
-
+// A 256-value type's integer kernels on Q8_K-style activations (quantize_act_k_avx2).
 template <MatvecKFn Matvec, MatmulKFn Tile, DType T, bool kTiled>
-constexpr MatmulKFn matmul_k_quantized = matmul_quantized_rows<ActBlockK, kSuperBlock, Matvec, Tile, T, kTiled>;
-
-template <MatvecKFn Matvec, MatmulKFn Tile, DType T, bool kTiled>
-constexpr KQuantAsm k_quant_asm() {
-  return {matmul_k_int8<matmul_k_quantized<Matvec, Tile, T, kTiled>>, matmul_k_quantized<Matvec, Tile, T, kTiled>};
+constexpr TypeKernels k_quant_kernels() {
+  return {ActFormat::Q8_K, quantize_as<ActBlockK, quantize_act_k_avx2>, decode_as<ActBlockK, Matvec>,
+          prefill_as<ActBlockK, matmul_quantized_rows<ActBlockK, kSuperBlock, Matvec, Tile, T, kTiled>>, nullptr};
 }
-// A type with an integer matvec kernel; with a prefill tile too.
-#define MAGNETAR_KQUANT_ASM(kernel, type) k_quant_asm<kernel, nullptr, type, false>()
-#define MAGNETAR_KQUANT_TILED_ASM(kernel, tile, type) k_quant_asm<kernel, tile, type, true>()
-
-// The 32-value types' integer row kernels (kquant_low.h) as a matmul: as matmul_k_int8, with
-// Q8_0-style activation blocks from the active quant table's quantizer (asm where it runs).
-template <MatvecQFn Kernel, DType T>
-void matmul_b32_int8(const void* w, const float* x, float* y, int64_t rows, int64_t cols, int64_t n_tokens,
-                     int64_t y_stride) {
-  const int64_t blocks = cols / kBlock;
-  thread_local std::vector<ActBlock> act;
-  if (int64_t(act.size()) < blocks * n_tokens) act.resize(size_t(blocks * n_tokens));
-  const QuantizeActFn quantize = active().quantize_act;
-  for (int64_t t = 0; t < n_tokens; ++t) quantize(x + t * cols, act.data() + t * blocks, cols);
-  matmul_quantized_rows<ActBlock, kBlock, Kernel, nullptr, T, false>(w, act.data(), y, rows, cols, n_tokens, y_stride);
+// A 32-value type's integer row kernel on Q8_0-style activations (the Q8_0 path's asm quantizer).
+template <MatvecQFn Matvec, DType T>
+constexpr TypeKernels b32_kernels() {
+  return {ActFormat::Q8_0, quantize_as<ActBlock, magnetar_quantize_act_avx2>, decode_as<ActBlock, Matvec>,
+          prefill_as<ActBlock, matmul_quantized_rows<ActBlock, kBlock, Matvec, nullptr, T, false>>, nullptr};
 }
-#define MAGNETAR_B32_ASM(kernel, type) KQuantAsm{matmul_b32_int8<kernel, type>, nullptr}
+// A type with an integer matvec kernel; with a prefill tile too; a 32-value type's.
+#define MAGNETAR_KQUANT_ASM(kernel, type) k_quant_kernels<kernel, nullptr, type, false>()
+#define MAGNETAR_KQUANT_TILED_ASM(kernel, tile, type) k_quant_kernels<kernel, tile, type, true>()
+#define MAGNETAR_B32_ASM(kernel, type) b32_kernels<kernel, type>()
+#define MAGNETAR_INT8_ASM(isa, type, lower)                                                                 \
+  int8_kernels<magnetar_quantize_act_avx2, magnetar_matvec_##lower##_##isa, magnetar_matmul_##lower##_##isa, \
+               magnetar_matmul_##lower##_x16_##isa, type>()
 #else
-#define MAGNETAR_KQUANT_ASM(kernel, type) KQuantAsm{}
-#define MAGNETAR_KQUANT_TILED_ASM(kernel, tile, type) KQuantAsm{}
-#define MAGNETAR_B32_ASM(kernel, type) KQuantAsm{}
+#define MAGNETAR_KQUANT_ASM(kernel, type) TypeKernels{}
+#define MAGNETAR_KQUANT_TILED_ASM(kernel, tile, type) TypeKernels{}
+#define MAGNETAR_B32_ASM(kernel, type) TypeKernels{}
+#define MAGNETAR_INT8_ASM(isa, type, lower) TypeKernels{}
 #endif
+
+using F32Entry = kernels::FloatEntry<float, kernels::ref::matvec_f32, kernels::ref::matmul_f32>;
+using F16Entry = kernels::FloatEntry<uint16_t, kernels::ref::matvec_f16, kernels::ref::matmul_f16>;
 
 // Indexed by DType.
 const TypeTraits kTraits[format::kDTypeCount] = {
-    {DType::F32, nullptr, nullptr, false, nullptr, nullptr, nullptr},
-    {DType::F16, nullptr, nullptr, false, nullptr, nullptr, nullptr},
-    {DType::Q8_0, dequantize_q8_0, quantize_q8_0, true, nullptr, nullptr, nullptr},
-    {DType::Q4_0, dequantize_q4_0, quantize_q4_0, true, nullptr, nullptr, nullptr},
+    {DType::F32, nullptr, nullptr, F32Entry::kernels(), {}, {}},
+    {DType::F16, nullptr, nullptr, F16Entry::kernels(), {}, {}},
+    {DType::Q8_0, dequantize_q8_0, quantize_q8_0,
+     int8_kernels<quantize_act_ref, matvec_q8_0_ref, matmul_q8_0_ref, matmul_q8_0_x16_ref, DType::Q8_0>(),
+     MAGNETAR_INT8_ASM(avx2, DType::Q8_0, q8_0), MAGNETAR_INT8_ASM(avx512vnni, DType::Q8_0, q8_0)},
+    {DType::Q4_0, dequantize_q4_0, quantize_q4_0,
+     int8_kernels<quantize_act_ref, matvec_q4_0_ref, matmul_q4_0_ref, matmul_q4_0_x16_ref, DType::Q4_0>(),
+     MAGNETAR_INT8_ASM(avx2, DType::Q4_0, q4_0), MAGNETAR_INT8_ASM(avx512vnni, DType::Q4_0, q4_0)},
     dequantizing<dequantize_row_q2_k, DType::Q2_K>(quantize_row_q2_k,
                                                    MAGNETAR_KQUANT_ASM(magnetar_matvec_q2_k_avx2, DType::Q2_K)),
     dequantizing<dequantize_row_q3_k, DType::Q3_K>(quantize_row_q3_k,
@@ -206,13 +274,10 @@ const TypeTraits& type_traits(format::DType dtype) {
   return kTraits[format::dtype_is_valid(uint32_t(dtype)) ? uint32_t(dtype) : 0];
 }
 
-MatmulDequantFn active_matmul(const TypeTraits& traits) {
-  const bool use_asm = traits.matmul_avx2 != nullptr && &active() != &reference_table();
-  return use_asm ? traits.matmul_avx2 : traits.matmul;
-}
-
-MatmulKFn active_matmul_k(const TypeTraits& traits) {
-  return &active() != &reference_table() ? traits.matmul_k_avx2 : nullptr;
+const kernels::TypeKernels& type_kernels(const TypeTraits& traits, kernels::Isa isa) {
+  if (isa == kernels::Isa::Avx512Vnni && traits.avx512vnni.decode != nullptr) return traits.avx512vnni;
+  if (isa != kernels::Isa::Reference && traits.avx2.decode != nullptr) return traits.avx2;
+  return traits.reference;
 }
 
 }  // namespace magnetar::quant

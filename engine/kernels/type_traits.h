@@ -1,24 +1,28 @@
 // The kernels' record of each weight type (the role of ggml's type_traits): how to dequantize
-// and quantize a row, and which matrix kernels compute with it. The file layer's half of the
-// record (name, block elements, block bytes, GGML id) is format::dtype_layout(); a type's whole
-// description is those two rows, found by its format::DType.
+// and quantize a row, and the type's matrix kernels per ISA. The file layer's half of the record
+// (name, block elements, block bytes, GGML id) is format::dtype_layout(); a type's whole
+// description is those two rows, found by its format::DType. The kernel tables (kernels.h) are
+// built from these records once, at first use: nothing on the hot path looks a record up.
 //
-// Compute paths. Q8_0 and Q4_0 quantize the activations to int8 blocks and run the integer
-// kernels of quant.h (asm per ISA, x16 tiles). The other block types run `matmul`: each weight
-// row is dequantized once per group of tokens into a small buffer (exactly the values GGML's
-// dequantizer gives) and dotted with the FP32 activations, so their results are those of the
-// float model on the dequantized weights. Where a type has asm (`matmul_avx2`: Q2_K..Q6_K and IQ4_XS
-// with activations quantized like GGML's Q8_K, kquants.h / kquant_low.h; IQ4_NL, Q4_1, Q5_0 and
-// Q5_1 with Q8_0-style activation blocks, kquant_low.h) the CPU runs that instead unless
-// MAGNETAR_KERNELS=reference: faster, and as close to the float model as llama.cpp is.
-// `matmul_k_avx2` is the same computation on activations the caller quantized once
-// (quantize_act_k_ref), so threads that split the rows share one quantization; it runs the
-// matvec kernel per token below kKTileTokens tokens and the prefill tiles from there.
+// Matrix kernels (kernels::TypeKernels: activation format, decode, prefill, x16 tiles):
+// - reference, every valid type. Q8_0 / Q4_0: int8 activation blocks (ActBlock) and quant.h's
+//   twins. F16 / F32: the float twins. The other block types: a dequantizing FP32 matmul (each
+//   weight row dequantized once per group of tokens, exactly GGML's values, dotted with the FP32
+//   activations), so their results are those of the float model on the dequantized weights.
+// - avx2, where the type has asm: Q8_0 / Q4_0 (quant.h, x16 tiles too); Q2_K..Q6_K and IQ4_XS
+//   against activations quantized like GGML's Q8_K (ActBlockK, kquants.h / kquant_decode.h /
+//   kquant_low.h); IQ4_NL, Q4_1, Q5_0 and Q5_1 against Q8_0-style blocks (kquant_low.h). Faster,
+//   and as close to the float model as llama.cpp is. (F16 / F32's asm entries are the asm
+//   tables' own float kernels, whose F16 stream count the tuning chooses: tables.h.)
+// - avx512vnni, where the type has VNNI kernels (Q8_0 / Q4_0).
+// Prefill entries run the decode kernel per token below their prefill tiles' token count and
+// walk rows in chunks that stay in cache while every token passes; each output is bit for bit the
+// decode kernel's for that token.
 #pragma once
 #include <cstdint>
 
 #include "format/model_format.h"
-#include "kernels/kquants.h"  // MatmulKFn, ActBlockK
+#include "kernels/kernels.h"
 
 namespace magnetar::quant {
 
@@ -26,31 +30,26 @@ namespace magnetar::quant {
 using DequantizeRowFn = void (*)(const void* x, float* y, int64_t n);
 // n values x into n / block blocks y (Q8_0 / Q4_0 / Q4_1 / Q5_0 / Q5_1: bit-exact with GGML's
 // reference quantizer on finite input; the K-quants and IQ4: Magnetar's own scale search into
-// GGML's layout, kquants.h). Every type has one.
+// GGML's layout, kquants.h). Every block type has one.
 using QuantizeRowFn = void (*)(const float* x, void* y, int64_t n);
-// y[t * y_stride + r] = row r of w · x[t * cols ..], r < rows, t < n_tokens (FP32 activations).
-using MatmulDequantFn = void (*)(const void* w, const float* x, float* y, int64_t rows, int64_t cols,
-                                 int64_t n_tokens, int64_t y_stride);
 
 struct TypeTraits {
   format::DType dtype;
   DequantizeRowFn dequantize_row;  // nullptr for F32 / F16 (not block types)
-  QuantizeRowFn quantize_row;      // nullptr where Magnetar has no quantizer for the type
-  bool int8_activations;           // Q8_0 / Q4_0: quant.h's integer kernels (QuantKernelTable)
-  MatmulDequantFn matmul;          // the other block types; nullptr for int8_activations types
-  MatmulDequantFn matmul_avx2;     // AVX2 asm (integer, Q8_K activations), nullptr where none
-  MatmulKFn matmul_k_avx2;         // the same on activations quantized by the caller, nullptr where none
+  QuantizeRowFn quantize_row;      // nullptr for F32 / F16
+  kernels::TypeKernels reference;  // every valid type
+  kernels::TypeKernels avx2;        // decode == nullptr: no AVX2 kernels of its own
+  kernels::TypeKernels avx512vnni;  // decode == nullptr: no VNNI kernels of its own
 };
 
 // The record of a valid dtype (format::dtype_is_valid).
 const TypeTraits& type_traits(format::DType dtype);
-// The matmul the engine runs for a non-int8 block type: matmul_avx2 when the active quant table
-// is an asm one (quant::active()) and the type has it, else matmul.
-MatmulDequantFn active_matmul(const TypeTraits& traits);
-// matmul_k_avx2 when the active quant table is an asm one, else nullptr (then active_matmul).
-MatmulKFn active_matmul_k(const TypeTraits& traits);
+// The kernels a table of `isa` runs for the type: the isa's own, else the nearest lower ISA's
+// (avx512vnni -> avx2 -> reference).
+const kernels::TypeKernels& type_kernels(const TypeTraits& traits, kernels::Isa isa);
 
-// The reference dequantizing matmul of a type (tests call it with each type's dequantizer).
+// The reference dequantizing matmul of a type (tests call it with each type's dequantizer):
+// y[t * y_stride + r] = row r of w . x[t * cols ..] on FP32 activations.
 void matmul_dequant_ref(DequantizeRowFn dequantize, int64_t block, int64_t block_bytes, const void* w,
                         const float* x, float* y, int64_t rows, int64_t cols, int64_t n_tokens,
                         int64_t y_stride);

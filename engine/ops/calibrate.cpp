@@ -219,10 +219,6 @@ class Driver {
   int total_, done_ = 0;
 };
 
-const quant::QuantKernelTable& fallback_quant_table() {
-  return quant::asm_available() ? quant::asm_table() : quant::reference_table();
-}
-
 Status measure_f16(Driver& driver, const std::vector<F16Variant>& variants, uint64_t matrix_bytes,
                    std::vector<tuning::Measured>* out) {
   out->assign(variants.size(), {});
@@ -238,7 +234,6 @@ Status measure_f16(Driver& driver, const std::vector<F16Variant>& variants, uint
   for (const F16Variant& v : variants)
     if (std::find(stripe_widths.begin(), stripe_widths.end(), v.stripe_cols) == stripe_widths.end())
       stripe_widths.push_back(v.stripe_cols);
-  const quant::QuantKernelTable& qk = fallback_quant_table();
   for (int width : stripe_widths) {
     Matrix w = wide.shape;
     if (wants_stripes(w, width)) {
@@ -250,10 +245,10 @@ Status measure_f16(Driver& driver, const std::vector<F16Variant>& variants, uint
     for (size_t i = 0; i < variants.size(); ++i)
       if (variants[i].stripe_cols == width) members.push_back(static_cast<int>(i));
     MAGNETAR_TRY(driver.measure_group(members, names, out, [&](int i) {
-      const kernels::KernelTable* k = kernels::f16_streams_table(variants[size_t(i)].streams);
+      const kernels::KernelTable* k = kernels::asm_table_named("", variants[size_t(i)].streams);
       if (!k) return false;
-      matvec(driver.pool(), narrow.shape, narrow.x.data(), narrow.y.data(), *k, qk);
-      matvec(driver.pool(), w, wide.x.data(), wide.y.data(), *k, qk);
+      matvec(driver.pool(), narrow.shape, narrow.x.data(), narrow.y.data(), *k);
+      matvec(driver.pool(), w, wide.x.data(), wide.y.data(), *k);
       return matches(narrow.samples, narrow.y) && matches(wide.samples, wide.y);
     }));
   }
@@ -269,7 +264,6 @@ Status measure_quant(Driver& driver, DType t, const std::vector<QuantVariant>& v
   MAGNETAR_TRY(make_matrix(t, kShortSide, n, kWideSeed, &wide));
   std::vector<std::string> names;
   for (const QuantVariant& v : variants) names.push_back(name_of(v));
-  const kernels::KernelTable& k = kernels::active();
   std::vector<uint8_t> scratch;
   for (const bool tiles : {true, false}) {  // the built-in layout first
     std::vector<int> members;
@@ -285,10 +279,10 @@ Status measure_quant(Driver& driver, DType t, const std::vector<QuantVariant>& v
       fill(b, wide.memory->data(), kWideSeed);
     }
     MAGNETAR_TRY(driver.measure_group(members, names, out, [&](int i) {
-      const quant::QuantKernelTable* qk = variants[size_t(i)].table;
-      if (!qk) return false;
-      matvec(driver.pool(), a, narrow.x.data(), narrow.y.data(), k, *qk);
-      matvec(driver.pool(), b, wide.x.data(), wide.y.data(), k, *qk);
+      const kernels::KernelTable* k = variants[size_t(i)].table;
+      if (!k) return false;
+      matvec(driver.pool(), a, narrow.x.data(), narrow.y.data(), *k);
+      matvec(driver.pool(), b, wide.x.data(), wide.y.data(), *k);
       return matches(narrow.samples, narrow.y) && matches(wide.samples, wide.y);
     }));
   }
@@ -306,12 +300,12 @@ std::vector<F16Variant> f16_candidates() {
 }
 
 std::vector<QuantVariant> quant_candidates() {
-  std::vector<const quant::QuantKernelTable*> tables = quant::asm_tables();
+  std::vector<const kernels::KernelTable*> tables = kernels::asm_tables();
   std::reverse(tables.begin(), tables.end());  // the best (the built-in choice) first
-  if (tables.empty()) tables.push_back(&quant::reference_table());
+  if (tables.empty()) tables.push_back(&kernels::reference_table());
   std::vector<QuantVariant> list;
   for (const bool tiles : {true, false})
-    for (const quant::QuantKernelTable* table : tables) list.push_back({tiles, table});
+    for (const kernels::KernelTable* table : tables) list.push_back({tiles, table});
   return list;
 }
 

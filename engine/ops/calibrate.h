@@ -16,8 +16,8 @@
 #include "core/tuning.h"
 #include "magnetar/status.h"
 
-namespace magnetar::quant {
-struct QuantKernelTable;
+namespace magnetar::kernels {
+struct KernelTable;
 }
 
 namespace magnetar::ops::calibrate {
@@ -32,7 +32,7 @@ struct F16Variant {
 };
 struct QuantVariant {
   bool x16_tiles = true;
-  const quant::QuantKernelTable* table = nullptr;
+  const kernels::KernelTable* table = nullptr;  // its Q8_0 / Q4_0 entries are measured
 };
 
 // The candidates this machine can run, the default (built-in) one first in each list.

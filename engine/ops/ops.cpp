@@ -1,6 +1,10 @@
-// Threaded drivers over the kernel table. Threads claim rows of a weight matrix from a shared
-// counter (guided self-scheduling): each claim takes remaining / (2 × threads) rows, never less
-// than about kChunkBytes, in whole kRowGranule rows. The first claims are long (long sequential
+// The one threaded driver over the kernel table, for every weight type. A call converts the
+// activations once into the format the type's table entry wants (kernels.h TypeKernels; the
+// calling thread, into scratch every thread reads), then threads claim rows of the weight matrix
+// from a shared counter (guided self-scheduling): each claim takes remaining / (2 × threads)
+// rows, never less than about kChunkBytes of weights, in whole kRowGranule rows, and runs the
+// entry's decode (matvec) or prefill (matmul) kernel on them — x16 tiles through the entry's tile
+// kernel, F16/F32 column stripes stripe by stripe. The first claims are long (long sequential
 // streams for the prefetcher), the last ones short, so a thread the OS holds back (a shared
 // machine, a hybrid CPU's slower cores) delays the end by one small chunk at most and leaves the
 // rest to the others. Small matrices stay on the caller: waking workers would cost more.
@@ -10,17 +14,20 @@
 #include <atomic>
 #include <cassert>
 #include <cstring>
+#include <vector>
 
 #include "kernels/kernels.h"
+#include "kernels/quant.h"
 #include "ops/quant_ops.h"
 
 namespace magnetar::ops {
 namespace {
 
-// Rows per scheduling unit: a multiple of every asm kernel's rows-per-pass, so only the last
-// thread's slab can have a row tail.
+// Rows per scheduling unit: a multiple of every asm kernel's rows-per-pass and of the x16 tile,
+// so only the last claim can have a row tail and tiled rows are claimed in whole tiles.
 constexpr int64_t kRowGranule = 16;
-// Below this many weight bytes a matvec runs on the calling thread alone.
+static_assert(kRowGranule % quant::kTileRows == 0, "claims must be whole x16 tiles");
+// Below this many weight bytes (× tokens) the calling thread does all the work.
 constexpr int64_t kParallelMinBytes = 128 * 1024;
 // Weight bytes of the smallest claim: long enough for the kernels' streams to run at full speed
 // (each claim restarts them), short enough to even out a late thread at the end.
@@ -34,26 +41,43 @@ int64_t dtype_bytes(format::DType t) {
   }
 }
 
+// The activations of the current call in the entry's format. Grows to the largest call seen (the
+// first calls of a model), then the hot path reuses it without allocating. Cache-line aligned.
+const void* converted_activations(const kernels::TypeKernels& e, const float* x, int64_t cols, int64_t n_tokens) {
+  if (e.act == kernels::ActFormat::F32) return x;
+  struct alignas(64) Line {
+    uint8_t bytes[64];
+  };
+  thread_local std::vector<Line> scratch;
+  const int64_t token_bytes = kernels::activation_bytes(e.act, cols);
+  const auto lines = size_t((token_bytes * n_tokens + 63) / 64);
+  if (scratch.size() < lines) scratch.resize(lines);
+  auto* out = reinterpret_cast<uint8_t*>(scratch.data());
+  for (int64_t t = 0; t < n_tokens; ++t) e.quantize_act(x + t * cols, out + t * token_bytes, cols);
+  return out;
+}
+
 struct MatJob {
   const kernels::KernelTable* k;
+  const kernels::TypeKernels* e;  // k's entry for the matrix's type
   const Matrix* w;
-  const float* x;
+  const float* x;    // FP32 activations (column stripes read these)
+  const void* act;   // the same in e->act's format
   float* y;
   int64_t ldy;       // floats between tokens' outputs
-  int64_t n_tokens;  // 0 = matvec
+  int64_t n_tokens;  // 0 = matvec (the decode kernel)
   int64_t min_chunk_rows;
   int64_t threads;
   alignas(64) std::atomic<int64_t> next_row{0};
 };
 
-// Rows [begin, end) of y, stripe after stripe (a plain matrix is one stripe of all columns).
+// Rows [begin, end) of a striped F16/F32 matrix, stripe after stripe.
 template <class W>
-void run_rows_of(const MatJob& job, const W* data, int64_t begin, int64_t end) {
+void run_stripes(const MatJob& job, const W* data, int64_t begin, int64_t end) {
   const Matrix& w = *job.w;
   const int64_t rows = end - begin;
-  const int64_t stripe = w.stripe_cols > 0 ? w.stripe_cols : w.cols;
-  for (int64_t c0 = 0; c0 < w.cols; c0 += stripe) {
-    const int64_t width = std::min(stripe, w.cols - c0);
+  for (int64_t c0 = 0; c0 < w.cols; c0 += w.stripe_cols) {
+    const int64_t width = std::min(w.stripe_cols, w.cols - c0);
     const W* base = data + c0 * w.rows + begin * width;  // stripes before this one: rows x c0
     const float* x = job.x + c0;
     float* y = job.y + begin;
@@ -76,10 +100,29 @@ void run_rows_of(const MatJob& job, const W* data, int64_t begin, int64_t end) {
 
 void run_rows(const MatJob& job, int64_t begin, int64_t end) {
   if (begin >= end) return;
-  if (job.w->dtype == format::DType::F16)
-    run_rows_of(job, static_cast<const uint16_t*>(job.w->data), begin, end);
+  const Matrix& w = *job.w;
+  if (w.stripe_cols > 0) {
+    if (w.dtype == format::DType::F16)
+      run_stripes(job, static_cast<const uint16_t*>(w.data), begin, end);
+    else
+      run_stripes(job, static_cast<const float*>(w.data), begin, end);
+    return;
+  }
+  const kernels::TypeKernels& e = *job.e;
+  const int64_t bytes_per_row = row_bytes(w);
+  const auto* base = static_cast<const uint8_t*>(w.data);
+  const int64_t tokens = job.n_tokens > 0 ? job.n_tokens : 1;
+  if (begin < tiled_rows(w)) {  // whole tiles (claims start at multiples of 16), every token count
+    assert(begin % quant::kTileRows == 0 && e.prefill_x16 != nullptr && "tiled rows are claimed in whole tiles");
+    const int64_t stop = std::min(end, tiled_rows(w));
+    e.prefill_x16(base + begin * bytes_per_row, job.act, job.y + begin, stop - begin, w.cols, tokens, job.ldy);
+    begin = stop;
+    if (begin >= end) return;
+  }
+  if (job.n_tokens == 0)
+    e.decode(base + begin * bytes_per_row, job.act, job.y + begin, end - begin, w.cols);
   else
-    run_rows_of(job, static_cast<const float*>(job.w->data), begin, end);
+    e.prefill(base + begin * bytes_per_row, job.act, job.y + begin, end - begin, w.cols, tokens, job.ldy);
 }
 
 // The next claim of rows [*begin, *end); false when none are left.
@@ -105,39 +148,34 @@ void mat_job(void* ctx, int, int) {
   for (int64_t begin, end; claim_rows(job, &begin, &end);) run_rows(job, begin, end);
 }
 
-// k / qk: the kernel tables to use; nullptr: the active ones.
+// k: the kernel table to use; nullptr: the active one.
 void run(ThreadPool& pool, const Matrix& w, const float* x, int64_t n_tokens, float* y, int64_t ldy,
-         const kernels::KernelTable* k = nullptr, const quant::QuantKernelTable* qk = nullptr) {
+         const kernels::KernelTable* k = nullptr) {
   if (w.n_parts > 0) {  // a mixed-type fused matrix: each part into its rows of y
     for (int p = 0; p < w.n_parts; ++p) {
-      run(pool, part_matrix(w, p), x, n_tokens, y, ldy, k, qk);
+      run(pool, part_matrix(w, p), x, n_tokens, y, ldy, k);
       y += w.parts[size_t(p)].rows;
     }
     return;
   }
-  if (format::dtype_is_quantized(w.dtype)) {
-    assert(w.stripe_cols == 0 && "ops: quantized matrices are never striped");
-    if (qk && n_tokens <= 1)
-      matvec_quantized(pool, w, x, y, *qk);
-    else
-      matmul_quantized(pool, w, x, n_tokens > 0 ? n_tokens : 1, y, ldy);
-    return;
-  }
-  assert((w.dtype == format::DType::F16 || w.dtype == format::DType::F32) &&
-         "ops: only F16, F32 and block-quantized matrices");
-  assert(w.data != nullptr && w.rows >= 0 && w.cols >= 0);
-  MatJob job{k ? k : &kernels::active(), &w, x, y, ldy, n_tokens, 0, pool.size()};
-  const int64_t bytes = w.rows * w.cols * dtype_bytes(w.dtype);
-  const int64_t work = bytes * (n_tokens > 0 ? n_tokens : 1);
+  assert(format::dtype_is_valid(uint32_t(w.dtype)) && w.data != nullptr && w.rows >= 0 && w.cols >= 0);
+  assert(format::dtype_fits_cols(w.dtype, uint64_t(w.cols)) && "rows are whole blocks");
+  assert((w.stripe_cols == 0 || w.dtype == format::DType::F16 || w.dtype == format::DType::F32) &&
+         "ops: only F16/F32 matrices are striped");
+  if (!k) k = &kernels::active();
+  const kernels::TypeKernels& e = k->of(w.dtype);
+  const int64_t tokens = n_tokens > 0 ? n_tokens : 1;
+  MatJob job{k, &e, &w, x, nullptr, y, ldy, n_tokens, 0, pool.size()};
+  if (w.stripe_cols == 0) job.act = converted_activations(e, x, w.cols, tokens);
+  const int64_t work = w.rows * row_bytes(w) * tokens;
   if (pool.size() == 1 || work < kParallelMinBytes || w.rows <= kRowGranule) {
     run_rows(job, 0, w.rows);
     return;
   }
   // The smallest claim: ~kChunkBytes of weights per stripe, but at least two per thread, in
   // whole granules.
-  const int64_t stripe = w.stripe_cols > 0 ? std::min(w.stripe_cols, w.cols) : w.cols;
-  const int64_t row_bytes = stripe * dtype_bytes(w.dtype) > 0 ? stripe * dtype_bytes(w.dtype) : 1;
-  int64_t chunk = kChunkBytes / row_bytes;
+  const int64_t stripe_bytes = w.stripe_cols > 0 ? std::min(w.stripe_cols, w.cols) * dtype_bytes(w.dtype) : row_bytes(w);
+  int64_t chunk = kChunkBytes / std::max<int64_t>(1, stripe_bytes);
   const int64_t fair = w.rows / (2 * pool.size());
   if (chunk > fair) chunk = fair;
   chunk = (chunk + kRowGranule - 1) / kRowGranule * kRowGranule;
@@ -146,6 +184,10 @@ void run(ThreadPool& pool, const Matrix& w, const float* x, int64_t n_tokens, fl
 }
 
 }  // namespace
+
+int64_t row_bytes(const Matrix& w) { return int64_t(format::tensor_bytes(w.dtype, 1, uint64_t(w.cols))); }
+
+int64_t tiled_rows(const Matrix& w) { return w.x16_tiles ? w.rows / quant::kTileRows * quant::kTileRows : 0; }
 
 Matrix part_matrix(const Matrix& w, int p) {
   assert(p >= 0 && p < w.n_parts);
@@ -163,9 +205,8 @@ void matvec(ThreadPool& pool, const Matrix& w, const float* x, float* y) {
   run(pool, w, x, 0, y, w.rows);
 }
 
-void matvec(ThreadPool& pool, const Matrix& w, const float* x, float* y, const kernels::KernelTable& k,
-            const quant::QuantKernelTable& qk) {
-  run(pool, w, x, 0, y, w.rows, &k, &qk);
+void matvec(ThreadPool& pool, const Matrix& w, const float* x, float* y, const kernels::KernelTable& k) {
+  run(pool, w, x, 0, y, w.rows, &k);
 }
 
 void matmul(ThreadPool& pool, const Matrix& w, const float* x, int64_t n_tokens, float* y) {

@@ -1,5 +1,6 @@
-// Ops: shapes, tails and the split of matrix rows across the thread pool. No model knowledge;
-// the numerical work happens in kernels::active().
+// Ops: shapes, tails and the split of matrix rows across the thread pool, one driver for every
+// weight type (ops.cpp). No model knowledge; the numerical work happens in the kernel table's
+// entry for the matrix's type (kernels::active().of(dtype), kernels/kernels.h).
 #pragma once
 #include <array>
 #include <cstdint>
@@ -10,9 +11,6 @@
 
 namespace magnetar::kernels {
 struct KernelTable;
-}
-namespace magnetar::quant {
-struct QuantKernelTable;
 }
 
 namespace magnetar::ops {
@@ -42,7 +40,7 @@ struct Matrix {
   bool x16_tiles = false;
   // n_parts > 0: a fused matrix whose row ranges are stored in different types (a GGUF *_K_M
   // file's attn_v beside attn_q / attn_k): parts[0..n_parts) stacked along rows, each a plain
-  // matrix of `cols` columns; data and dtype then describe parts[0]. The drivers run each part
+  // matrix of `cols` columns; data and dtype then describe parts[0]. The driver runs each part
   // into its rows of y.
   int n_parts = 0;
   std::array<MatrixPartData, kMaxMatrixParts> parts{};
@@ -50,6 +48,10 @@ struct Matrix {
 
 // Part p of w as a matrix of its own.
 Matrix part_matrix(const Matrix& w, int p);
+// Bytes of one plain row of w (its type's blocks or elements).
+int64_t row_bytes(const Matrix& w);
+// Rows in whole x16 tiles at the front of w (0 when w is row-major).
+int64_t tiled_rows(const Matrix& w);
 
 // The built-in stripe width (decode tuning may choose another, magnetar/tuning.h), and the
 // narrowest matrix the loader stripes (2048..3072 columns already run at the ceiling plain).
@@ -68,11 +70,11 @@ void stripe_into(const Matrix& plain, void* dst, int64_t stripe_cols);
 
 // y[rows] = w · x[cols]   (decode: one token)
 void matvec(ThreadPool& pool, const Matrix& w, const float* x, float* y);
-// The same with given kernel tables instead of the active ones (the calibration measures
+// The same with a given kernel table instead of the active one (the calibration measures
 // variants this way without touching what a running model uses).
-void matvec(ThreadPool& pool, const Matrix& w, const float* x, float* y, const kernels::KernelTable& k,
-            const quant::QuantKernelTable& qk);
-// y[n_tokens, rows] = x[n_tokens, cols] · wᵀ   (prefill: a batch of tokens)
+void matvec(ThreadPool& pool, const Matrix& w, const float* x, float* y, const kernels::KernelTable& k);
+// y[n_tokens, rows] = x[n_tokens, cols] · wᵀ   (prefill: a batch of tokens; each output bit for
+// bit matvec's for that token)
 void matmul(ThreadPool& pool, const Matrix& w, const float* x, int64_t n_tokens, float* y);
 // out[cols] = row `row` of w, widened to FP32.
 void embedding_row(const Matrix& w, int64_t row, float* out);

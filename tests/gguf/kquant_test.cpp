@@ -142,8 +142,7 @@ bool quantizes_activations(const nlohmann::json& gguf_types) {
       return s;
     }();
     if (!format::dtype_from_name(lower.c_str(), &dtype) || !format::dtype_is_quantized(dtype)) continue;
-    const quant::TypeTraits& traits = quant::type_traits(dtype);
-    if (traits.int8_activations || quant::active_matmul(traits) != traits.matmul) return true;
+    if (kernels::active().of(dtype).act != kernels::ActFormat::F32) return true;
   }
   return false;
 }
@@ -166,7 +165,7 @@ LogitDiff compare(const std::vector<float>& got, const std::vector<float>& want)
 // the prompt and the reference's greedy continuation, so that every argmax with a clear margin
 // equal to the reference's next token means greedy decoding reproduces the reference.
 void check_all_files(const std::string& dir, kernels::KernelChoice choice) {
-  quant::select(choice);
+  kernels::select(choice);
   for (const char* stem : kQuantizedStems) {
     SCOPED_TRACE(stem);
     const std::string mgn = dir + "/" + stem + ".mgn";
@@ -194,7 +193,7 @@ void check_all_files(const std::string& dir, kernels::KernelChoice choice) {
     const bool int8 = quantizes_activations(types);
     const LogitDiff vs_ref = compare(logits, ref), vs_llamacpp = compare(logits, llamacpp);
     std::printf("%-10s %-20s vs ref: max %.3g rms %.3g | vs llama.cpp: max %.3g rms %.3g\n",
-                quant::active().isa, stem, vs_ref.max, vs_ref.rms, vs_llamacpp.max, vs_llamacpp.rms);
+                kernels::active().isa, stem, vs_ref.max, vs_ref.rms, vs_llamacpp.max, vs_llamacpp.rms);
     if (int8) {
       EXPECT_LE(vs_ref.max, 0.5);
       EXPECT_LE(vs_ref.rms, 0.1);
@@ -217,7 +216,7 @@ void check_all_files(const std::string& dir, kernels::KernelChoice choice) {
       EXPECT_EQ(argmax(prompt.size() - 1 + i), greedy[i]) << "greedy token " << i;
     }
   }
-  quant::select(kernels::KernelChoice::Auto);
+  kernels::select(kernels::KernelChoice::Auto);
 }
 
 TEST_F(KQuantImport, ReferenceKernelsMatchTheFloat64Goldens) {
@@ -227,7 +226,7 @@ TEST_F(KQuantImport, ReferenceKernelsMatchTheFloat64Goldens) {
 
 TEST_F(KQuantImport, AsmKernelsMatchTheGoldensLikeLlamaCpp) {
   MAGNETAR_REQUIRE_TESTDATA(kDir);
-  if (!quant::asm_available()) GTEST_SKIP() << "CPU lacks AVX2/FMA/F16C";
+  if (!kernels::asm_available()) GTEST_SKIP() << "CPU lacks AVX2/FMA/F16C";
   check_all_files(dir_, kernels::KernelChoice::Auto);
 }
 

@@ -37,7 +37,7 @@ std::vector<uint16_t> random_halves(std::mt19937& rng, size_t n) {
 // Every stream choice and stripe width the calibration measures gives the reference product, for
 // odd row counts, column tails and widths narrower than a stripe.
 TEST(CalibrationVariants, StreamTablesAndStripeWidthsMatchTheReference) {
-  if (!cpu::features().has_avx2_kernels() || !kernels::f16_streams_table(4)) GTEST_SKIP() << "no asm kernels";
+  if (!kernels::asm_available()) GTEST_SKIP() << "no asm kernels";
   std::mt19937 rng(5);
   ThreadPool pool(2);
   const struct {
@@ -59,7 +59,7 @@ TEST(CalibrationVariants, StreamTablesAndStripeWidthsMatchTheReference) {
         m.stripe_cols = width;
       }
       for (int streams : {4, 8}) {
-        ops::matvec(pool, m, x.data(), y.data(), *kernels::f16_streams_table(streams), quant::reference_table());
+        ops::matvec(pool, m, x.data(), y.data(), *kernels::asm_table_named("", streams));
         for (int64_t r = 0; r < s.rows; ++r)
           ASSERT_NEAR(y[size_t(r)], expected[size_t(r)], 2e-3f * (1 + std::fabs(expected[size_t(r)])))
               << s.rows << "x" << s.cols << " stripes " << width << ", " << streams << " streams, row " << r;
@@ -116,7 +116,7 @@ TEST(CalibrationDriver, MeasuresEveryCandidateAndReportsProgress) {
   ASSERT_EQ(m.f16.size(), f16.size());
   ASSERT_EQ(m.q8_0.size(), quant.size());
   ASSERT_EQ(m.q4_0.size(), quant.size());
-  const bool asm_kernels = kernels::f16_streams_table(4) != nullptr;
+  const bool asm_kernels = kernels::asm_available();
   for (size_t i = 0; i < f16.size(); ++i) {
     EXPECT_EQ(m.f16[i].name, cal::name_of(f16[i]));
     EXPECT_EQ(m.f16[i].failed, !asm_kernels) << m.f16[i].name;
@@ -133,20 +133,22 @@ TEST(CalibrationDriver, MeasuresEveryCandidateAndReportsProgress) {
 }
 
 // A broken kernel table (all-zero products) fails the oracle check: marked failed, never timed.
-void zero_rows(const void*, const quant::ActBlock*, float* y, int64_t rows, int64_t) {
+void zero_rows(const void*, const void*, float* y, int64_t rows, int64_t) {
   for (int64_t r = 0; r < rows; ++r) y[r] = 0;
 }
-void zero_tokens(const void*, const quant::ActBlock*, float* y, int64_t rows, int64_t, int64_t n_tokens,
-                 int64_t y_stride) {
+void zero_tokens(const void*, const void*, float* y, int64_t rows, int64_t, int64_t n_tokens, int64_t y_stride) {
   for (int64_t t = 0; t < n_tokens; ++t) zero_rows(nullptr, nullptr, y + t * y_stride, rows, 0);
 }
 
 TEST(CalibrationDriver, ACandidateWithWrongResultsIsMarkedFailed) {
-  quant::QuantKernelTable broken = quant::reference_table();
-  broken.matvec_q8_0 = broken.matvec_q4_0 = zero_rows;
-  broken.matmul_q8_0_x16 = broken.matmul_q4_0_x16 = zero_tokens;
+  kernels::KernelTable broken = kernels::reference_table();
+  for (const DType t : {DType::Q8_0, DType::Q4_0}) {
+    broken.types[uint32_t(t)].decode = zero_rows;
+    broken.types[uint32_t(t)].prefill_x16 = zero_tokens;
+  }
   broken.isa = "broken";
-  const quant::QuantKernelTable* good = quant::asm_available() ? &quant::asm_table() : &quant::reference_table();
+  const kernels::KernelTable* good =
+      kernels::asm_available() ? kernels::asm_tables().back() : &kernels::reference_table();
   const std::vector<cal::QuantVariant> quant = {{true, good}, {true, &broken}, {false, &broken}};
   cal::Measurements m;
   ASSERT_TRUE(cal::measure({}, quant, small_options(), &m).is_ok());
@@ -219,26 +221,25 @@ TEST(CalibrationDriver, ThePublicCalibrationDecidesEveryType) {
 // Applying a tuning switches the Auto tables (F16 streams, quant table) at once; an explicit
 // kernel choice (bench --kernels, MAGNETAR_KERNELS) is left alone.
 TEST(CalibrationApply, TuningSwitchesAutoTablesOnly) {
-  if (!kernels::f16_streams_table(8) || !quant::asm_available()) GTEST_SKIP() << "no asm kernels";
+  if (!kernels::asm_available()) GTEST_SKIP() << "no asm kernels";
   if (kernels::choice_from_environment() != kernels::KernelChoice::Auto) GTEST_SKIP() << "MAGNETAR_KERNELS set";
   kernels::select(kernels::KernelChoice::Auto);
-  quant::select(kernels::KernelChoice::Auto);
   DecodeTuning tuning;
   tuning.f16_streams = 8;
   tuning.quant_isa = "avx2";
   apply_decode_tuning(tuning);
-  EXPECT_EQ(&kernels::active(), kernels::f16_streams_table(8));
-  EXPECT_EQ(&quant::active(), quant::asm_table_named("avx2"));
+  EXPECT_EQ(&kernels::active(), kernels::asm_table_named("avx2", 8));
+  EXPECT_STREQ(kernels::active().isa, "avx2");
   EXPECT_EQ(active_decode_tuning().f16_streams, 8);
-  kernels::select(kernels::KernelChoice::Asm);  // explicit: the built-in rule
-  EXPECT_EQ(&kernels::active(), kernels::f16_streams_table(0));
+  kernels::select(kernels::KernelChoice::Asm);  // explicit: the best table, the built-in rule
+  EXPECT_EQ(&kernels::active(), kernels::asm_table_named("", 0));
   apply_decode_tuning(tuning);
-  EXPECT_EQ(&kernels::active(), kernels::f16_streams_table(0));
+  EXPECT_EQ(&kernels::active(), kernels::asm_table_named("", 0));
   kernels::select(kernels::KernelChoice::Auto);
-  EXPECT_EQ(&kernels::active(), kernels::f16_streams_table(8));
+  EXPECT_EQ(&kernels::active(), kernels::asm_table_named("avx2", 8));
   apply_decode_tuning(DecodeTuning{});
-  EXPECT_EQ(&kernels::active(), kernels::f16_streams_table(0));
-  EXPECT_EQ(&quant::active(), &quant::asm_table());
+  EXPECT_EQ(&kernels::active(), kernels::asm_table_named("", 0));
+  EXPECT_EQ(&kernels::active(), kernels::asm_tables().back());
 }
 
 }  // namespace

@@ -21,8 +21,7 @@ using format::DType;
 
 std::vector<kernels::KernelChoice> choices() {
   std::vector<kernels::KernelChoice> c = {kernels::KernelChoice::Reference};
-  if (cpu::features().has_avx2_kernels() && kernels::asm_table() != nullptr)
-    c.push_back(kernels::KernelChoice::Asm);
+  if (kernels::asm_available()) c.push_back(kernels::KernelChoice::Asm);
   return c;
 }
 

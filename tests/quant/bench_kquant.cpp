@@ -140,7 +140,7 @@ int main(int argc, char** argv) {
                         {DType::Q3_K, {108}},     {DType::Q2_K, {80, 82}},  {DType::IQ4_NL, {0}},
                         {DType::Q4_1, {0, 2}},    {DType::Q5_0, {0}},       {DType::Q5_1, {0, 2}}};
   std::printf("matrix %lld x %lld, %d reps, quant kernels %s\n", (long long)rows, (long long)cols, reps,
-              magnetar::quant::active().isa);
+              magnetar::kernels::active().isa);
   std::printf("%-8s %7s %10s %10s %8s %9s %9s %8s %14s\n", "type", "threads", "GB/s", "ceiling", "% ceil", "cpu GB/s",
               "cpu ceil", "% ceil", "prefill GMAC/s");
   std::mt19937 rng(1);

@@ -1,7 +1,7 @@
 // Benchmark program (not a test): GB/s of the Q8_0 / Q4_0 matrix–vector kernels on a matrix far
 // larger than the caches — row-major rows and x16 tiles (kernels/quant.h) — at 1 and 2 threads,
 // against a plain streaming read of the same bytes (the read ceiling). Reports medians and the ratio to the ceiling.
-// Then prefill: ops::matmul on F16 weights against ops::matmul_quantized on Q8_0 / Q4_0, row-major
+// Then prefill: ops::matmul on F16 weights against ops::matmul on Q8_0 / Q4_0, row-major
 // and in x16 tiles (same matrix, 64 tokens), in tokens × rows × cols multiply-adds per second.
 //   magnetar_bench_quant [rows cols] [--reps N] [--kernels reference|avx2|avx512vnni]
 #include <immintrin.h>
@@ -92,17 +92,18 @@ int main(int argc, char** argv) {
     return 2;
   }
   namespace q = magnetar::quant;
-  const q::QuantKernelTable* chosen = q::asm_available() ? &q::asm_table() : &q::reference_table();
+  namespace k = magnetar::kernels;
+  const k::KernelTable* chosen = k::asm_available() ? k::asm_tables().back() : &k::reference_table();
   if (!kernels_name.empty()) {
-    chosen = kernels_name == "reference" ? &q::reference_table() : nullptr;
-    for (const q::QuantKernelTable* t : q::asm_tables())
-      if (kernels_name == t->isa) chosen = t;
+    chosen = kernels_name == "reference" ? &k::reference_table() : k::asm_table_named(kernels_name);
     if (chosen == nullptr) {
       std::fprintf(stderr, "--kernels %s: not available on this CPU\n", kernels_name.c_str());
       return 2;
     }
   }
-  const q::QuantKernelTable& table = *chosen;
+  const k::KernelTable& table = *chosen;
+  const k::TypeKernels& q8 = table.of(magnetar::format::DType::Q8_0);
+  const k::TypeKernels& q4 = table.of(magnetar::format::DType::Q4_0);
   std::printf("kernels %s, matrix %lld x %lld, median of %d\n", table.isa, (long long)rows,
               (long long)cols, reps);
 
@@ -111,7 +112,7 @@ int main(int argc, char** argv) {
   std::vector<float> row(cols), x(cols);
   for (float& v : x) v = normal(rng);
   std::vector<ActBlock> xq(cols / 32);
-  table.quantize_act(x.data(), xq.data(), cols);
+  q8.quantize_act(x.data(), xq.data(), cols);
   std::vector<float> y(rows);
 
   const int64_t q8_bytes = rows * q::row_bytes_q8_0(cols), q4_bytes = rows * q::row_bytes_q4_0(cols);
@@ -140,8 +141,8 @@ int main(int argc, char** argv) {
       if (tiles && tiled_rows == 0) continue;
       const std::vector<uint8_t>& w = tiles ? (type == 0 ? t8 : t4) : (type == 0 ? w8 : w4);
       const int64_t row_bytes = type == 0 ? q::row_bytes_q8_0(cols) : q::row_bytes_q4_0(cols);
-      const q::MatvecQFn fn = type == 0 ? table.matvec_q8_0 : table.matvec_q4_0;
-      const q::MatmulQx16Fn fn16 = type == 0 ? table.matmul_q8_0_x16 : table.matmul_q4_0_x16;
+      const k::MatrixDecodeFn fn = (type == 0 ? q8 : q4).decode;
+      const k::MatrixPrefillFn fn16 = (type == 0 ? q8 : q4).prefill_x16;
       const int64_t used_rows = tiles ? tiled_rows : rows;
       const auto slice = [&](int t, int64_t* begin, int64_t* end) {
         const int64_t per = (used_rows / n_threads + 15) / 16 * 16;  // whole tiles and row groups
@@ -194,8 +195,7 @@ int main(int argc, char** argv) {
                              : static_cast<const void*>(tiles ? t4.data() : w4.data());
         m.x16_tiles = tiles;
         const Timing t = time_repetitions(1, reps, [&](int) {
-          if (type == 0) magnetar::ops::matmul(pool, m, xs.data(), n_tokens, ys.data());
-          else magnetar::ops::matmul_quantized(pool, m, xs.data(), n_tokens, ys.data());
+          magnetar::ops::matmul(pool, m, xs.data(), n_tokens, ys.data());
         });
         const double rate = double(n_tokens) * double(prows) * double(cols) / t.median * 1e-9;
         if (type == 0) f16_rate = rate;
@@ -207,9 +207,9 @@ int main(int argc, char** argv) {
         const int64_t blocks = cols / 32;
         std::vector<ActBlock> xq(blocks * n_tokens);
         for (int64_t tok = 0; tok < n_tokens; ++tok)
-          table.quantize_act(xs.data() + tok * cols, xq.data() + tok * blocks, cols);
-        const auto mm = tiles ? (type == 1 ? table.matmul_q8_0_x16 : table.matmul_q4_0_x16)
-                              : (type == 1 ? table.matmul_q8_0 : table.matmul_q4_0);
+          q8.quantize_act(xs.data() + tok * cols, xq.data() + tok * blocks, cols);
+        const k::TypeKernels& e = type == 1 ? q8 : q4;
+        const k::MatrixPrefillFn mm = tiles ? e.prefill_x16 : e.prefill;
         const Timing tk = time_repetitions(1, reps, [&](int) {
           mm(m.data, xq.data(), ys.data(), prows, cols, n_tokens, prows);
         });

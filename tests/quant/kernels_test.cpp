@@ -12,7 +12,9 @@
 #include <vector>
 
 #include "format/model_format.h"
+#include "kernels/kernels.h"
 #include "kernels/quant.h"
+#include "ops/ops.h"
 #include "ops/quant_ops.h"
 #include "quant_test_util.h"
 
@@ -25,12 +27,12 @@ const int64_t kColCounts[] = {32, 64, 96, 160, 256, 1024, 4096 + 32};
 class QuantAsm : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!asm_available()) GTEST_SKIP() << "CPU lacks AVX2/FMA/F16C: only the reference twins run here";
+    if (!kernels::asm_available()) GTEST_SKIP() << "CPU lacks AVX2/FMA/F16C: only the reference twins run here";
   }
 };
 
 TEST_F(QuantAsm, QuantizeActMatchesTwinBitExact) {
-  for (const QuantKernelTable* table : asm_tables()) {
+  for (const Int8AsmKernels* table : int8_asm_kernels()) {
   SCOPED_TRACE(table->isa);
   std::mt19937 rng(11);
   for (int64_t n : {32, 64, 96, 1024, 2048 + 32}) {
@@ -52,7 +54,7 @@ TEST_F(QuantAsm, QuantizeActMatchesTwinBitExact) {
   }
 }
 
-void check_matvec_against_twin(format::DType dtype, const QuantKernelTable& table) {
+void check_matvec_against_twin(format::DType dtype, const Int8AsmKernels& table) {
   SCOPED_TRACE(table.isa);
   std::mt19937 rng(dtype == format::DType::Q8_0 ? 21 : 22);
   const MatvecQFn ref = dtype == format::DType::Q8_0 ? matvec_q8_0_ref : matvec_q4_0_ref;
@@ -76,16 +78,16 @@ void check_matvec_against_twin(format::DType dtype, const QuantKernelTable& tabl
 }
 
 TEST_F(QuantAsm, MatvecQ8_0MatchesTwin) {
-  for (const QuantKernelTable* table : asm_tables()) check_matvec_against_twin(format::DType::Q8_0, *table);
+  for (const Int8AsmKernels* table : int8_asm_kernels()) check_matvec_against_twin(format::DType::Q8_0, *table);
 }
 TEST_F(QuantAsm, MatvecQ4_0MatchesTwin) {
-  for (const QuantKernelTable* table : asm_tables()) check_matvec_against_twin(format::DType::Q4_0, *table);
+  for (const Int8AsmKernels* table : int8_asm_kernels()) check_matvec_against_twin(format::DType::Q4_0, *table);
 }
 
 // Prefill kernels: bit for bit the twin (the matvec twin per token), on odd row counts (tails
 // below and above the 4-row tile), token counts around the 4-token tile, misaligned weights,
 // a y_stride wider than rows (the gaps and the end must keep their sentinels).
-void check_matmul_against_twin(format::DType dtype, const QuantKernelTable& table) {
+void check_matmul_against_twin(format::DType dtype, const Int8AsmKernels& table) {
   SCOPED_TRACE(table.isa);
   std::mt19937 rng(dtype == format::DType::Q8_0 ? 23 : 24);
   const MatmulQFn ref = dtype == format::DType::Q8_0 ? matmul_q8_0_ref : matmul_q4_0_ref;
@@ -120,16 +122,16 @@ void check_matmul_against_twin(format::DType dtype, const QuantKernelTable& tabl
 }
 
 TEST_F(QuantAsm, MatmulQ8_0MatchesTwinBitExact) {
-  for (const QuantKernelTable* table : asm_tables()) check_matmul_against_twin(format::DType::Q8_0, *table);
+  for (const Int8AsmKernels* table : int8_asm_kernels()) check_matmul_against_twin(format::DType::Q8_0, *table);
 }
 TEST_F(QuantAsm, MatmulQ4_0MatchesTwinBitExact) {
-  for (const QuantKernelTable* table : asm_tables()) check_matmul_against_twin(format::DType::Q4_0, *table);
+  for (const Int8AsmKernels* table : int8_asm_kernels()) check_matmul_against_twin(format::DType::Q4_0, *table);
 }
 
 // Extreme blocks: weights at +-127 (Q4_0: nibbles 0 and 15) against activations at +-127, the
 // largest pair sums vpmaddubsw sees; the int32 dots must stay exact.
 TEST_F(QuantAsm, MatmulExtremeBlocksExact) {
-  for (const QuantKernelTable* table : asm_tables()) {
+  for (const Int8AsmKernels* table : int8_asm_kernels()) {
     SCOPED_TRACE(table->isa);
     const int64_t rows = 5, cols = 64, n_tokens = 6, blocks = 2;
     const ExtremeBlocks e = make_extreme_blocks(rows, blocks, n_tokens);
@@ -152,7 +154,7 @@ TEST_F(QuantAsm, ZeroRowsWritesNothing) {
   quantize_act_ref(xf.data(), x.data(), 32);
   std::vector<float> y(kGuard, kSentinel);
   BlockQ8_0 w8{};
-  for (const QuantKernelTable* table : asm_tables()) {
+  for (const Int8AsmKernels* table : int8_asm_kernels()) {
     table->matvec_q8_0(&w8, x.data(), y.data(), 0, 32);
     table->matvec_q4_0(&w8, x.data(), y.data(), 0, 32);
     table->matmul_q8_0(&w8, x.data(), y.data(), 0, 32, 1, 1);
@@ -164,7 +166,7 @@ TEST_F(QuantAsm, ZeroRowsWritesNothing) {
 }
 
 TEST_F(QuantAsm, CalleeSavedRegistersPreserved) {
-  for (const QuantKernelTable* table : asm_tables()) {
+  for (const Int8AsmKernels* table : int8_asm_kernels()) {
   SCOPED_TRACE(table->isa);
   std::mt19937 rng(31);
   const int64_t rows = 9, cols = 96;
@@ -214,7 +216,7 @@ TEST(QuantTwin, MatvecApproximatesDequantizedProduct) {
     const QuantMatrix m = make_matrix(dtype, rows, cols, rng);
     const auto xf = make_activation(cols, rng);
     std::vector<ActBlock> x(cols / 32);
-    reference_table().quantize_act(xf.data(), x.data(), cols);
+    quantize_act_ref(xf.data(), x.data(), cols);
     std::vector<float> y(rows);
     (dtype == format::DType::Q8_0 ? matvec_q8_0_ref : matvec_q4_0_ref)(m.data, x.data(), y.data(), rows, cols);
     const int64_t row_bytes = dtype == format::DType::Q8_0 ? row_bytes_q8_0(cols) : row_bytes_q4_0(cols);
@@ -237,9 +239,15 @@ TEST(QuantTwin, MatvecApproximatesDequantizedProduct) {
   }
 }
 
-// The threaded drivers (ops/quant_ops.h) against the twin, per token, for several pool sizes:
-// row partitions and prefill row chunks must cover every row exactly once.
-TEST(QuantOps, MatvecAndMatmulMatchTwinAcrossThreads) {
+// The threaded driver (ops/ops.h) against the twin, per token, for several pool sizes, under
+// each kernel choice: row claims and prefill row chunks must cover every row exactly once.
+class QuantOps : public ::testing::TestWithParam<kernels::KernelChoice> {
+ protected:
+  void SetUp() override { kernels::select(GetParam()); }
+  void TearDown() override { kernels::select(kernels::KernelChoice::Auto); }
+};
+
+TEST_P(QuantOps, MatvecAndMatmulMatchTwinAcrossThreads) {
   std::mt19937 rng(51);
   for (format::DType dtype : {format::DType::Q8_0, format::DType::Q4_0}) {
     // 3 tokens: matvec per token; 5 and 130: the matmul kernels (130 spans two token chunks
@@ -264,12 +272,12 @@ TEST(QuantOps, MatvecAndMatmulMatchTwinAcrossThreads) {
       for (int threads : {1, 2, 3}) {
         ThreadPool pool(threads);
         std::vector<float> y(rows + kGuard, kSentinel);
-        ops::matvec_quantized(pool, w, x.data(), y.data());
+        ops::matvec(pool, w, x.data(), y.data());
         expect_sentinels(y, rows);
         for (int64_t r = 0; r < rows; ++r)
           ASSERT_NEAR(y[r], want[0][r], tol[0][r]) << type_name(dtype) << " threads " << threads << " row " << r;
         std::vector<float> yb(n_tokens * rows + kGuard, kSentinel);
-        ops::matmul_quantized(pool, w, x.data(), n_tokens, yb.data());
+        ops::matmul(pool, w, x.data(), n_tokens, yb.data());
         expect_sentinels(yb, n_tokens * rows);
         for (int64_t t = 0; t < n_tokens; ++t)
           for (int64_t r = 0; r < rows; ++r)
@@ -280,7 +288,10 @@ TEST(QuantOps, MatvecAndMatmulMatchTwinAcrossThreads) {
   }
 }
 
-TEST(QuantOps, EmbeddingRowIsTheDequantizedRow) {
+INSTANTIATE_TEST_SUITE_P(Choices, QuantOps,
+                         ::testing::Values(kernels::KernelChoice::Reference, kernels::KernelChoice::Asm));
+
+TEST(QuantEmbedding, EmbeddingRowIsTheDequantizedRow) {
   std::mt19937 rng(61);
   for (format::DType dtype : {format::DType::Q8_0, format::DType::Q4_0}) {
     const QuantMatrix m = make_matrix(dtype, 9, 96, rng);
@@ -296,16 +307,50 @@ TEST(QuantOps, EmbeddingRowIsTheDequantizedRow) {
   }
 }
 
-TEST(QuantDispatch, ReferenceChoiceAndActiveTable) {
-  quant::select(kernels::KernelChoice::Reference);
-  EXPECT_STREQ(active().isa, "reference");
-  EXPECT_EQ(active().matvec_q8_0, &matvec_q8_0_ref);
-  quant::select(kernels::KernelChoice::Asm);
-  EXPECT_STREQ(active().isa, asm_available() ? asm_tables().back()->isa : "reference");
-  if (asm_available()) {
-    EXPECT_STREQ(asm_tables().front()->isa, "avx2");
+// The tables' Q8_0 / Q4_0 entries: the reference table's are the twins (activations quantized by
+// quantize_act_ref); each asm table's wrap its ISA's kernels: the quantizer and decode are them
+// bit for bit, prefill is the matvec per token below 4 tokens and the matmul kernel from there
+// (bit for bit the twin), at any token count, with a y_stride wider than rows.
+TEST(QuantEntries, TablesWrapTheirIsasKernels) {
+  std::mt19937 rng(81);
+  const int64_t rows = 67, cols = 1024 + 32, blocks = cols / 32;
+  std::vector<std::pair<const kernels::KernelTable*, const Int8AsmKernels*>> pairs = {
+      {&kernels::reference_table(), nullptr}};
+  const auto raw = int8_asm_kernels();
+  for (size_t i = 0; i < raw.size(); ++i) pairs.push_back({kernels::asm_tables()[i], raw[i]});
+  for (const auto& [table, kernels_of_isa] : pairs) {
+    SCOPED_TRACE(table->isa);
+    for (format::DType dtype : {format::DType::Q8_0, format::DType::Q4_0}) {
+      const kernels::TypeKernels& e = table->of(dtype);
+      ASSERT_EQ(e.act, kernels::ActFormat::Q8_0);
+      const bool q8 = dtype == format::DType::Q8_0;
+      const MatvecQFn matvec = kernels_of_isa == nullptr ? (q8 ? matvec_q8_0_ref : matvec_q4_0_ref)
+                                                         : (q8 ? kernels_of_isa->matvec_q8_0 : kernels_of_isa->matvec_q4_0);
+      const MatmulQFn twin = q8 ? matmul_q8_0_ref : matmul_q4_0_ref;
+      const QuantMatrix m = make_matrix(dtype, rows, cols, rng);
+      for (int64_t n_tokens : {1, 2, 3, 4, 5, 130}) {
+        const auto xf = make_activation(cols * n_tokens, rng);
+        std::vector<ActBlock> x(size_t(blocks * n_tokens)), x_twin(x.size());
+        e.quantize_act(xf.data(), x.data(), cols * n_tokens);
+        quantize_act_ref(xf.data(), x_twin.data(), cols * n_tokens);
+        ASSERT_EQ(0, std::memcmp(x.data(), x_twin.data(), x.size() * sizeof(ActBlock)));
+        const int64_t y_stride = rows + 3;
+        std::vector<float> want(size_t(n_tokens * y_stride + kGuard), kSentinel), got(want.size(), kSentinel);
+        if (n_tokens < 4)
+          for (int64_t t = 0; t < n_tokens; ++t) matvec(m.data, x.data() + t * blocks, want.data() + t * y_stride, rows, cols);
+        else
+          twin(m.data, x.data(), want.data(), rows, cols, n_tokens, y_stride);
+        e.prefill(m.data, x.data(), got.data(), rows, cols, n_tokens, y_stride);
+        ASSERT_EQ(got, want) << type_name(dtype) << " prefill, " << n_tokens << " tokens";
+        if (n_tokens == 1) {
+          std::vector<float> decoded(size_t(rows + kGuard), kSentinel);
+          e.decode(m.data, x.data(), decoded.data(), rows, cols);
+          expect_sentinels(decoded, rows);
+          for (int64_t r = 0; r < rows; ++r) ASSERT_EQ(decoded[size_t(r)], want[size_t(r)]) << "decode row " << r;
+        }
+      }
+    }
   }
-  quant::select(kernels::KernelChoice::Auto);
 }
 
 }  // namespace

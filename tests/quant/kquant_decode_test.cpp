@@ -38,7 +38,7 @@ std::vector<DecodeCase> cases() {
 class KQuantDecode : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!asm_available()) GTEST_SKIP() << "CPU lacks AVX2/FMA/F16C: only the reference twins run here";
+    if (!kernels::asm_available()) GTEST_SKIP() << "CPU lacks AVX2/FMA/F16C: only the reference twins run here";
   }
 };
 
@@ -110,14 +110,14 @@ TEST_F(KQuantDecode, CalleeSavedRegistersPreserved) {
   }
 }
 
-// The type record's matmul (what ops runs for these types): token t's outputs are the twin's on
-// token t's quantized activation, bit for bit, for every token count 1..20 and a strided y.
+// The type record's AVX2 entry (what ops runs for these types): token t's outputs are the twin's
+// on token t's quantized activation, bit for bit, for every token count 1..20 and a strided y.
 TEST_F(KQuantDecode, TypeRecordMatmulIsTheTwinPerToken) {
   std::mt19937 rng(73);
   for (const DecodeCase& c : cases()) {
     SCOPED_TRACE(format::dtype_name(c.dtype));
-    const MatmulDequantFn matmul = type_traits(c.dtype).matmul_avx2;
-    ASSERT_NE(matmul, nullptr);
+    const kernels::TypeKernels& entry = type_traits(c.dtype).avx2;
+    ASSERT_NE(entry.prefill, nullptr);
     const int64_t rows = 37, cols = 768, stride = rows + 3;
     const std::vector<uint8_t> w = make_k_blocks(c.block_bytes, c.half_offsets, rows, cols, rng, false);
     for (int64_t tokens = 1; tokens <= 20; ++tokens) {
@@ -127,7 +127,7 @@ TEST_F(KQuantDecode, TypeRecordMatmulIsTheTwinPerToken) {
         x.insert(x.end(), xt.begin(), xt.end());
       }
       std::vector<float> got(size_t(tokens * stride), kSentinel);
-      matmul(w.data() + 2, x.data(), got.data(), rows, cols, tokens, stride);
+      run_entry(entry, w.data() + 2, x.data(), got.data(), rows, cols, tokens, stride);
       std::vector<ActBlockK> xq(static_cast<size_t>(cols / kSuperBlock));
       std::vector<float> want(static_cast<size_t>(rows));
       for (int64_t t = 0; t < tokens; ++t) {

@@ -131,7 +131,7 @@ TEST(KQuantActivation, RoundsHalvesToEvenAndHandlesNonFinite) {
 class KQuantAsm : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!asm_available()) GTEST_SKIP() << "CPU lacks AVX2/FMA/F16C: only the reference twins run here";
+    if (!kernels::asm_available()) GTEST_SKIP() << "CPU lacks AVX2/FMA/F16C: only the reference twins run here";
   }
 };
 
@@ -235,7 +235,8 @@ TEST_F(KQuantAsm, MatmulCalleeSavedRegistersPreserved) {
   }
 }
 
-// The type record's drivers (FP32 activations, and pre-quantized ones) and the threaded ops: row
+// The type record's AVX2 entry (FP32 activations converted by its quantizer, and pre-quantized
+// ones; decode for one token) and the threaded ops: row
 // chunks, token groups of the tile, the matvec for the tokens left; each output the per-token
 // twin's bit for bit.
 TEST_F(KQuantAsm, DriversMatchPerTokenTwinBitExact) {
@@ -243,8 +244,8 @@ TEST_F(KQuantAsm, DriversMatchPerTokenTwinBitExact) {
   for (const KCase& c : cases()) {
     SCOPED_TRACE(format::dtype_name(c.dtype));
     const TypeTraits& traits = type_traits(c.dtype);
-    ASSERT_NE(traits.matmul_avx2, nullptr);
-    ASSERT_NE(traits.matmul_k_avx2, nullptr);
+    ASSERT_NE(traits.avx2.prefill, nullptr);
+    ASSERT_EQ(traits.avx2.act, kernels::ActFormat::Q8_K);
     const int64_t rows = 83, cols = 2304;  // 2304-column rows: several row chunks of the driver
     const std::vector<uint8_t> w = make_blocks(c, rows, cols, rng, false);
     for (int64_t n_tokens : {int64_t{1}, int64_t{3}, kKTileTokens - 1, kKTileTokens, kKTileTokens + 3,
@@ -261,11 +262,16 @@ TEST_F(KQuantAsm, DriversMatchPerTokenTwinBitExact) {
       matmul_k_ref(c.twin, w.data() + 2, xq.data(), want.data(), rows, cols, n_tokens, y_stride);
       const std::string what = "tokens " + std::to_string(n_tokens);
       std::vector<float> got = sentinel_outputs(rows, n_tokens, y_stride);
-      traits.matmul_avx2(w.data() + 2, x.data(), got.data(), rows, cols, n_tokens, y_stride);
-      expect_outputs(got, want, rows, n_tokens, y_stride, "matmul_avx2 " + what);
+      run_entry(traits.avx2, w.data() + 2, x.data(), got.data(), rows, cols, n_tokens, y_stride);
+      expect_outputs(got, want, rows, n_tokens, y_stride, "avx2 entry on FP32 " + what);
       got = sentinel_outputs(rows, n_tokens, y_stride);
-      traits.matmul_k_avx2(w.data() + 2, xq.data(), got.data(), rows, cols, n_tokens, y_stride);
-      expect_outputs(got, want, rows, n_tokens, y_stride, "matmul_k_avx2 " + what);
+      traits.avx2.prefill(w.data() + 2, xq.data(), got.data(), rows, cols, n_tokens, y_stride);
+      expect_outputs(got, want, rows, n_tokens, y_stride, "avx2 prefill " + what);
+      if (n_tokens == 1) {
+        got = sentinel_outputs(rows, n_tokens, y_stride);
+        traits.avx2.decode(w.data() + 2, xq.data(), got.data(), rows, cols);
+        expect_outputs(got, want, rows, n_tokens, y_stride, "avx2 decode " + what);
+      }
       const ops::Matrix m{w.data() + 2, c.dtype, rows, cols};
       for (int threads : {1, 2}) {
         ThreadPool pool(threads);

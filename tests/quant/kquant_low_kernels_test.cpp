@@ -95,7 +95,7 @@ std::vector<float> dequantized(const std::vector<Act>& x) {
 class KQuantLowAsm : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!asm_available()) GTEST_SKIP() << "CPU lacks AVX2/FMA/F16C: only the reference twins run here";
+    if (!kernels::asm_available()) GTEST_SKIP() << "CPU lacks AVX2/FMA/F16C: only the reference twins run here";
   }
 };
 
@@ -152,7 +152,7 @@ void check_twin_against_dequantized(const LowCase<Act>& c) {
   std::vector<float> y(static_cast<size_t>(rows)), via_dequant(static_cast<size_t>(rows)), row(static_cast<size_t>(cols));
   c.twin(w.data() + 2, x.data(), y.data(), rows, cols);
   const TypeTraits& traits = type_traits(c.dtype);
-  traits.matmul(w.data() + 2, xf.data(), via_dequant.data(), rows, cols, 1, rows);
+  traits.reference.prefill(w.data() + 2, xf.data(), via_dequant.data(), rows, cols, 1, rows);
   const int64_t row_bytes = int64_t(format::tensor_bytes(c.dtype, 1, uint64_t(cols)));
   for (int64_t r = 0; r < rows; ++r) {
     traits.dequantize_row(w.data() + 2 + r * row_bytes, row.data(), cols);
@@ -171,7 +171,7 @@ TEST(KQuantLowTwin, MatchesTheDequantizedProduct) {
   for (const auto& c : b32_cases()) check_twin_against_dequantized(c);
 }
 
-// The record's asm matmul (activations quantized per call, rows in L2-sized chunks, every token):
+// The record's AVX2 entry (activations quantized per call, rows in L2-sized chunks, every token):
 // each output bit for bit the twin's on that token's quantized activation, nothing written
 // between the rows of y_stride, and within the activation rounding (|x - q d| <= |d| / 2 per
 // value) of the float path on the same weights.
@@ -181,7 +181,7 @@ void check_record(const LowCase<Act>& c, int64_t cols) {
   std::mt19937 rng(59);
   const int64_t rows = 200, tokens = 3, stride = rows + 5, blocks = cols / kValues<Act>;
   const TypeTraits& traits = type_traits(c.dtype);
-  ASSERT_NE(traits.matmul_avx2, nullptr);
+  ASSERT_NE(traits.avx2.prefill, nullptr);
   const std::vector<uint8_t> w = make_blocks(c, rows, cols, 1, Fill::Random, rng);
   std::vector<float> x(size_t(tokens * cols));
   for (int64_t t = 0; t < tokens; ++t) {
@@ -189,8 +189,8 @@ void check_record(const LowCase<Act>& c, int64_t cols) {
     std::copy(xt.begin(), xt.end(), x.begin() + t * cols);
   }
   std::vector<float> y(size_t(tokens * stride), kSentinel), y_float(size_t(tokens * stride));
-  traits.matmul_avx2(w.data() + 1, x.data(), y.data(), rows, cols, tokens, stride);
-  traits.matmul(w.data() + 1, x.data(), y_float.data(), rows, cols, tokens, stride);
+  run_entry(traits.avx2, w.data() + 1, x.data(), y.data(), rows, cols, tokens, stride);
+  traits.reference.prefill(w.data() + 1, x.data(), y_float.data(), rows, cols, tokens, stride);
   const int64_t row_bytes = int64_t(format::tensor_bytes(c.dtype, 1, uint64_t(cols)));
   std::vector<float> row(static_cast<size_t>(cols)), want(static_cast<size_t>(rows));
   for (int64_t t = 0; t < tokens; ++t) {

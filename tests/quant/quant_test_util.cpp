@@ -6,6 +6,7 @@
 #include <cfloat>
 #include <cmath>
 #include <cstring>
+#include <string_view>
 
 #include "kernels/kernels.h"
 
@@ -127,5 +128,39 @@ uint64_t checked_call(const void* fn, const std::vector<int64_t>& args) {
 }
 
 int64_t as_arg(const void* p) { return int64_t(reinterpret_cast<intptr_t>(p)); }
+
+void run_entry(const kernels::TypeKernels& e, const void* w, const float* x, float* y, int64_t rows, int64_t cols,
+               int64_t n_tokens, int64_t y_stride) {
+  if (e.act == kernels::ActFormat::F32) return e.prefill(w, x, y, rows, cols, n_tokens, y_stride);
+  const int64_t token_bytes = kernels::activation_bytes(e.act, cols);
+  std::vector<int64_t> act(size_t((token_bytes * n_tokens + 7) / 8));  // 8-byte aligned
+  auto* bytes = reinterpret_cast<uint8_t*>(act.data());
+  for (int64_t t = 0; t < n_tokens; ++t) e.quantize_act(x + t * cols, bytes + t * token_bytes, cols);
+  e.prefill(w, bytes, y, rows, cols, n_tokens, y_stride);
+}
+
+std::vector<const Int8AsmKernels*> int8_asm_kernels() {
+  static const Int8AsmKernels kAvx2 = {"avx2",
+                                       magnetar_quantize_act_avx2,
+                                       magnetar_matvec_q8_0_avx2,
+                                       magnetar_matvec_q4_0_avx2,
+                                       magnetar_matmul_q8_0_avx2,
+                                       magnetar_matmul_q4_0_avx2,
+                                       magnetar_matmul_q8_0_x16_avx2,
+                                       magnetar_matmul_q4_0_x16_avx2};
+  static const Int8AsmKernels kVnni = {"avx512vnni",
+                                       magnetar_quantize_act_avx2,
+                                       magnetar_matvec_q8_0_avx512vnni,
+                                       magnetar_matvec_q4_0_avx512vnni,
+                                       magnetar_matmul_q8_0_avx512vnni,
+                                       magnetar_matmul_q4_0_avx512vnni,
+                                       magnetar_matmul_q8_0_x16_avx512vnni,
+                                       magnetar_matmul_q4_0_x16_avx512vnni};
+  std::vector<const Int8AsmKernels*> list;
+  for (const kernels::KernelTable* table : kernels::asm_tables())
+    for (const Int8AsmKernels* k : {&kAvx2, &kVnni})
+      if (std::string_view(table->isa) == k->isa) list.push_back(k);
+  return list;
+}
 
 }  // namespace magnetar::quant

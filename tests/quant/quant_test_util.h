@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "format/model_format.h"
+#include "kernels/kernels.h"
 #include "kernels/kquants.h"
 #include "kernels/quant.h"
 
@@ -50,6 +51,24 @@ ExtremeBlocks make_extreme_blocks(int64_t rows, int64_t blocks, int64_t n_tokens
 std::vector<uint8_t> make_k_blocks(int64_t block_bytes, const std::vector<int>& half_offsets, int64_t rows,
                                    int64_t cols, std::mt19937& rng, bool extreme);
 std::vector<ActBlockK> make_k_activation(int64_t cols, std::mt19937& rng, bool extreme);
+
+// The raw Q8_0 / Q4_0 kernels of one asm ISA. The kernel table's entries for these types wrap
+// them (activation type, token chunks: kernels.h TypeKernels); the asm checks call them directly.
+struct Int8AsmKernels {
+  const char* isa;
+  QuantizeActFn quantize_act;
+  MatvecQFn matvec_q8_0, matvec_q4_0;
+  MatmulQFn matmul_q8_0, matmul_q4_0;
+  MatmulQx16Fn matmul_q8_0_x16, matmul_q4_0_x16;
+};
+// One per table of kernels::asm_tables(), in its order (found by the table's isa name); empty
+// where this CPU runs no asm.
+std::vector<const Int8AsmKernels*> int8_asm_kernels();
+
+// A kernel table entry (kernels.h TypeKernels) on FP32 activations, as ops' driver runs it: x
+// (n_tokens tokens of cols values) converted to the entry's format, then its prefill kernel.
+void run_entry(const kernels::TypeKernels& e, const void* w, const float* x, float* y, int64_t rows, int64_t cols,
+               int64_t n_tokens, int64_t y_stride);
 
 // fn(args...) through the shared checkasm trampoline (tests/kernels/checked_call.asm) with random
 // seeds in every callee-saved register (xmm6-15 too on Win64); returns the mask of those not

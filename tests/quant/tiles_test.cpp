@@ -10,6 +10,8 @@
 #include <vector>
 
 #include "kernels/quant.h"
+#include "kernels/kernels.h"
+#include "ops/ops.h"
 #include "ops/quant_ops.h"
 #include "quant_test_util.h"
 
@@ -44,7 +46,7 @@ std::vector<ActBlock> make_tokens(int64_t cols, int64_t n_tokens, std::mt19937& 
 MatmulQFn row_major_twin(format::DType dtype) {
   return dtype == format::DType::Q8_0 ? matmul_q8_0_ref : matmul_q4_0_ref;
 }
-MatmulQx16Fn tile_kernel(const QuantKernelTable& table, format::DType dtype) {
+MatmulQx16Fn tile_kernel(const Int8AsmKernels& table, format::DType dtype) {
   return dtype == format::DType::Q8_0 ? table.matmul_q8_0_x16 : table.matmul_q4_0_x16;
 }
 
@@ -54,7 +56,9 @@ const int64_t kTileColCounts[] = {32, 96, 256, 1024 + 32};
 const int64_t kTokenCounts[] = {1, 2, 3, 4, 5, 7, 8, 9, 12, 13, 17};
 
 // y_stride wider than rows: the gaps and the end must keep their sentinels.
-void check_tile_kernel(format::DType dtype, MatmulQx16Fn fn, const char* what) {
+// Fn: a raw tile kernel (MatmulQx16Fn) or a table entry (kernels::MatrixPrefillFn).
+template <class Fn>
+void check_tile_kernel(format::DType dtype, Fn fn, const char* what) {
   SCOPED_TRACE(what);
   std::mt19937 rng(dtype == format::DType::Q8_0 ? 71 : 72);
   for (int64_t cols : kTileColCounts) {
@@ -127,12 +131,21 @@ TEST(QuantTiles, TilingKeepsSizeAndTail) {
 class QuantTilesAsm : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!asm_available()) GTEST_SKIP() << "CPU lacks AVX2/FMA/F16C: only the reference twins run here";
+    if (!kernels::asm_available()) GTEST_SKIP() << "CPU lacks AVX2/FMA/F16C: only the reference twins run here";
   }
 };
 
+// Every table's Q8_0 / Q4_0 tile entry (the reference twins, each ISA's kernels in token chunks).
+TEST(QuantTiles, TableEntriesMatchTwinBitExact) {
+  std::vector<const kernels::KernelTable*> tables = kernels::asm_tables();
+  tables.push_back(&kernels::reference_table());
+  for (const kernels::KernelTable* table : tables)
+    for (format::DType dtype : {format::DType::Q8_0, format::DType::Q4_0})
+      check_tile_kernel(dtype, table->of(dtype).prefill_x16, table->isa);
+}
+
 TEST_F(QuantTilesAsm, MatchesTwinBitExact) {
-  for (const QuantKernelTable* table : asm_tables()) {
+  for (const Int8AsmKernels* table : int8_asm_kernels()) {
     check_tile_kernel(format::DType::Q8_0, table->matmul_q8_0_x16, table->isa);
     check_tile_kernel(format::DType::Q4_0, table->matmul_q4_0_x16, table->isa);
   }
@@ -151,7 +164,7 @@ TEST_F(QuantTilesAsm, ExtremeBlocksExact) {
     tile_rows_q8_0(w8.data() + tile * 16 * blocks, t8.data() + tile * 16 * blocks * 34, cols);
     tile_rows_q4_0(w4.data() + tile * 16 * blocks, t4.data() + tile * 16 * blocks * 18, cols);
   }
-  for (const QuantKernelTable* table : asm_tables()) {
+  for (const Int8AsmKernels* table : int8_asm_kernels()) {
     SCOPED_TRACE(table->isa);
     std::vector<float> want(rows * n_tokens), got(rows * n_tokens);
     matmul_q8_0_ref(w8.data(), x.data(), want.data(), rows, cols, n_tokens, rows);
@@ -169,7 +182,7 @@ TEST_F(QuantTilesAsm, ZeroRowsOrTokensWriteNothing) {
   quantize_act_ref(xf.data(), x.data(), 32);
   std::vector<uint8_t> w(16 * 34, 0x80);
   std::vector<float> y(kGuard, kSentinel);
-  for (const QuantKernelTable* table : asm_tables()) {
+  for (const Int8AsmKernels* table : int8_asm_kernels()) {
     for (MatmulQx16Fn fn : {table->matmul_q8_0_x16, table->matmul_q4_0_x16}) {
       fn(w.data(), x.data(), y.data(), 0, 32, 1, 16);
       fn(w.data(), x.data(), y.data(), 16, 32, 0, 16);
@@ -182,7 +195,7 @@ TEST_F(QuantTilesAsm, ZeroRowsOrTokensWriteNothing) {
 TEST_F(QuantTilesAsm, CalleeSavedRegistersPreserved) {
   std::mt19937 rng(75);
   const int64_t rows = 32, cols = 96, n_tokens = 13;
-  for (const QuantKernelTable* table : asm_tables()) {
+  for (const Int8AsmKernels* table : int8_asm_kernels()) {
     SCOPED_TRACE(table->isa);
     for (format::DType dtype : {format::DType::Q8_0, format::DType::Q4_0}) {
       const TiledPair m = make_tiled_pair(dtype, rows, cols, rng);
@@ -226,8 +239,8 @@ TEST(QuantTiles, DriversCoverTilesAndTailAcrossThreads) {
       for (int threads : {1, 2, 3}) {
         ThreadPool pool(threads);
         std::vector<float> y(n_tokens * rows + kGuard, kSentinel);
-        if (n_tokens == 1) ops::matvec_quantized(pool, w, x.data(), y.data());
-        else ops::matmul_quantized(pool, w, x.data(), n_tokens, y.data());
+        if (n_tokens == 1) ops::matvec(pool, w, x.data(), y.data());
+        else ops::matmul(pool, w, x.data(), n_tokens, y.data());
         expect_sentinels(y, n_tokens * rows);
         const int64_t tiled_rows = rows / 16 * 16;
         for (int64_t t = 0; t < n_tokens; ++t)
