@@ -33,11 +33,11 @@ double median(std::vector<double> values);  // 0 for an empty list
 
 // ---- Kernel selection -----------------------------------------------------------------------
 enum class KernelChoice { Reference, Asm };
-// Fills both dispatch tables (float kernels and Q8_0/Q4_0 kernels) with the reference twins or
-// with the best asm kernels this CPU runs. Call before loading a model.
+// Chooses the kernel table (float kernels and every weight type's matrix kernels): the reference
+// twins or the best asm kernels this CPU runs. Call before loading a model.
 void select_kernels(KernelChoice choice);
-std::string active_kernel_isa();        // "avx2" or "reference"
-std::string active_quant_kernel_isa();  // "avx512vnni", "avx2" or "reference"
+std::string active_kernel_isa();        // the float kernels': "avx2" or "reference"
+std::string active_quant_kernel_isa();  // the table's (its Q8_0/Q4_0 kernels): "avx512vnni", "avx2" or "reference"
 
 // ---- Read bandwidth, one thread count at a time -------------------------------------------------
 inline constexpr int kBandwidthTimedPasses = 5;  // passes per thread count (median), after a warm-up

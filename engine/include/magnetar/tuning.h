@@ -82,8 +82,8 @@ bool read_cached_decode_tuning(DecodeTuning* out);
 // Calibrates and caches (atomic write). Debug and sanitizer builds measure but never cache.
 Status calibrate_and_cache_decode_tuning(const CalibrationOptions& options, DecodeTuning* out);
 
-// Makes `tuning` the one models loaded from now on use (layouts) and the kernel tables use
-// (stream count, quant table), unless MAGNETAR_KERNELS overrides the kernels.
+// Makes `tuning` the one models loaded from now on use (layouts) and the kernel table choice
+// uses (F16 stream count, the table's ISA), unless MAGNETAR_KERNELS overrides the kernels.
 void apply_decode_tuning(const DecodeTuning& tuning);
 // The tuning in effect (built-in defaults until apply_decode_tuning is called).
 DecodeTuning active_decode_tuning();
