@@ -282,11 +282,12 @@ FUNCTION matvec_q6_k_r4_avx2, 5, KD_GPRS, 16
 
 RODATA
 align 32
+; the words of two 8-byte headers (rows r, r + 1) that hold d
+iq4_d_words:  dw -1, 0, 0, 0, -1, 0, 0, 0
 ; per 128-bit lane = the headers of two rows (bytes 0..7, 8..15)
-iq4_d_src:    times 2 db 0, 1, 8, 9, -128, -128, -128, -128, -128, -128, -128, -128, -128, -128, -128, -128
 ; dwords: scales_h's low byte, its high byte of the first row; the same of the second (zero-extended)
 iq4_high_src: times 2 db 2, -128, -128, -128, 3, -128, -128, -128, 10, -128, -128, -128, 11, -128, -128, -128
-bytes_32:     times 32 db 32
+words_32_y:   times 16 dw 32
 
 %macro IQ4_SETUP 0
   vmovdqa ymm10, [rel low_nibble]
@@ -300,14 +301,16 @@ bytes_32:     times 32 db 32
   vmovhps xmm0, xmm0, [kd_w + kd_o1]
   vmovq xmm1, [kd_w + kd_o2]
   vmovhps xmm1, xmm1, [kd_w + kd_o3]
+  vbroadcastss ymm5, [kd_act + ACTK_D]
+  vpand xmm2, xmm0, [rel iq4_d_words]             ; d of rows 0, 1 (the other halves zero)
+  vcvtph2ps ymm2, xmm2
+  vmulps ymm2, ymm2, ymm5
+  vmovaps [rsp], ymm2                             ; d_r * x.d at [rsp + 16 r]
+  vpand xmm3, xmm1, [rel iq4_d_words]
+  vcvtph2ps ymm3, xmm3
+  vmulps ymm3, ymm3, ymm5
+  vmovaps [rsp + 32], ymm3
   vinserti128 ymm0, ymm0, xmm1, 1
-  vpshufb ymm1, ymm0, [rel iq4_d_src]
-  vextracti128 xmm2, ymm1, 1
-  vpunpckldq xmm1, xmm1, xmm2                     ; d of rows 0..3
-  vcvtph2ps xmm1, xmm1
-  vbroadcastss xmm2, [kd_act + ACTK_D]
-  vmulps xmm1, xmm1, xmm2
-  vmovaps [rsp], xmm1
   ; the high 2 bits: byte j of a row = ((scales_h >> 2 j) & 3) << 4. Each scales_h byte in its own
   ; dword, its four 2-bit fields spread to bytes 0..3 by shifts of 6 and 12 (no field meets
   ; another's bits 0..1), moved to bits 4..5.
@@ -326,13 +329,14 @@ bytes_32:     times 32 db 32
   vpunpcklbw ymm4, ymm2, ymm3                     ; bytes 8..15: rows 0 / 2
   vpunpckhbw ymm5, ymm2, ymm3                     ; rows 1 / 3
   vpunpckhqdq ymm4, ymm4, ymm5
-  vpor ymm1, ymm1, ymm4
-  vpsubb ymm1, ymm1, [rel bytes_32]               ; the 8 signed scales of rows 0, 1 | 2, 3
-  vpmovsxbw ymm2, xmm1
-  vextracti128 xmm1, ymm1, 1
-  vpmovsxbw ymm3, xmm1
-  vmovdqa [rsp + IQ4_SCALES], ymm2
-  vmovdqa [rsp + IQ4_SCALES + 32], ymm3
+  vpor ymm1, ymm1, ymm4                           ; the 6-bit scales of rows 0, 1 | 2, 3
+  vpxor xmm2, xmm2, xmm2
+  vpunpcklbw ymm3, ymm1, ymm2
+  vpunpckhbw ymm4, ymm1, ymm2
+  vpsubw ymm3, ymm3, [rel words_32_y]             ; scale words of rows 0 | 2
+  vpsubw ymm4, ymm4, [rel words_32_y]             ; rows 1 | 3
+  vmovdqa [rsp + IQ4_SCALES], ymm3
+  vmovdqa [rsp + IQ4_SCALES + 32], ymm4
   %assign %%p 0
   %rep 4
     vmovdqu xmm1, [kd_act + ACTK_QS + 64 * %%p]              ; values 0..15 of sub-block 2p
@@ -351,7 +355,7 @@ bytes_32:     times 32 db 32
 
 %macro IQ4_ROW 1
   KD_ROW_ADDR %1
-  vbroadcasti128 ymm9, [rsp + IQ4_SCALES + 16 * %1]  ; the row's 8 scale words in both lanes
+  vbroadcasti128 ymm9, [rsp + IQ4_SCALES + 32 * ((%1) & 1) + 16 * ((%1) >> 1)]  ; the row's 8 scale words in both lanes
   %assign %%p 0
   %rep 4
     vmovdqu ymm1, [KD_R + 8 + 32 * %%p]
@@ -388,4 +392,4 @@ bytes_32:     times 32 db 32
 ;                                     int64_t cols)                cols % 256 == 0, cols > 0
 ; ------------------------------------------------------------------------------------------------
 FUNCTION matvec_iq4_xs_r4_avx2, 5, KD_GPRS, 16
-  KDECODE_MATVEC 136, IQ4_SETUP, IQ4_PREP, IQ4_ROW, 4, 0, IQ4_SCRATCH
+  KDECODE_MATVEC 136, IQ4_SETUP, IQ4_PREP, IQ4_ROW, 16, 0, IQ4_SCRATCH
