@@ -1,10 +1,10 @@
-// The K-quant decode kernels (asm/kquant_decode_avx2.asm): row-major Q4_K / Q5_K / Q6_K matvecs
-// that pass over four rows at a time, sharing each block's activation-side work and reducing the
-// four rows' scales, mins and sums together. Contract and twins as the row-at-a-time kernels of
-// kquants.h (matvec_q4_k_ref, matvec_q5_k_ref, matvec_q6_k_ref): y[r] = row r of w (GGUF blocks,
-// any alignment) . x (ActBlockK), r < rows; cols % 256 == 0, cols > 0, rows >= 0; bit for bit the
-// twins' outputs. The type records' asm matmuls (type_traits.cpp) run them for every token, after
-// quantize_act_k_avx2.
+// The K-quant decode kernels (asm/kquant_decode_avx2.asm): row-major Q4_K / Q5_K / Q6_K / IQ4_XS
+// matvecs that pass over four rows at a time, sharing each block's activation-side work and
+// reducing the four rows' scales, mins and sums together. Contract and twins as the row-at-a-time
+// kernels of kquants.h (matvec_q4_k_ref, matvec_q5_k_ref, matvec_q6_k_ref, matvec_iq4_xs_ref):
+// y[r] = row r of w (GGUF blocks, any alignment) . x (ActBlockK), r < rows; cols % 256 == 0,
+// cols > 0, rows >= 0; bit for bit the twins' outputs. The type records' asm matmuls
+// (type_traits.cpp) run them for every token, after quantize_act_k_avx2.
 #pragma once
 #include <cstdint>
 
@@ -23,4 +23,6 @@ void magnetar_matvec_q5_k_r4_avx2(const void* w, const magnetar::quant::ActBlock
                                   int64_t cols);
 void magnetar_matvec_q6_k_r4_avx2(const void* w, const magnetar::quant::ActBlockK* x, float* y, int64_t rows,
                                   int64_t cols);
+void magnetar_matvec_iq4_xs_r4_avx2(const void* w, const magnetar::quant::ActBlockK* x, float* y, int64_t rows,
+                                    int64_t cols);
 }
