@@ -1,8 +1,8 @@
-; K-quant decode (matrix-vector), AVX2 + FMA + F16C: Q4_K, Q5_K and Q6_K rows, four per pass
-; (asm/kquant_decode.inc), against Q8_K-style activations (ActBlockK). Same contract and twins as
-; the row-at-a-time kernels of asm/kquant_avx2.asm (matvec_q4_k_ref, matvec_q5_k_ref,
-; matvec_q6_k_ref in engine/kernels/kquant_dot.cpp), bit for bit; what differs is the work around
-; the exact integer lanes:
+; K-quant decode (matrix-vector), AVX2 + FMA + F16C: Q4_K, Q5_K, Q6_K and IQ4_XS rows, four per
+; pass (asm/kquant_decode.inc), against Q8_K-style activations (ActBlockK). Same contract and twins
+; as the row-at-a-time kernels of asm/kquant_avx2.asm (matvec_q4_k_ref, matvec_q5_k_ref,
+; matvec_q6_k_ref, matvec_iq4_xs_ref in engine/kernels/kquant_dot.cpp), bit for bit; what differs
+; is the work around the exact integer lanes:
 ;   Q4_K / Q5_K: the 6-bit scales and mins of two rows are unpacked at once in one YMM (one row
 ;     per 128-bit lane: two vpshufb gathers, shifts and masks) instead of in general-purpose
 ;     registers row by row; the mins of the four rows are dotted with the activation's bsum pairs
@@ -10,6 +10,9 @@
 ;     the four rows are converted in one vcvtph2ps and scaled by x.d in one vmulps.
 ;   Q6_K: the four rows' d in one conversion; one sign extension of the 16 scales serves both the
 ;     -32 offset term and the two halves' scale words.
+;   IQ4_XS: the four rows' scales unpacked together in one YMM; the activation rearranged (and its
+;     absolute value taken) once per block for the four rows, so the rows' nibbles need no
+;     reordering (below).
 ; Per sub-block the lanes are formed as before: vpmaddubsw (unsigned quants x int8 activations),
 ; vpmaddwd with the sub-block scale broadcast by vpshufb.
 
@@ -156,10 +159,10 @@ k_scale_byte_%[j]: times 16 db j, -128
 ; void magnetar_matvec_q5_k_r4_avx2(...)                           the same for Q5_K
 ; ------------------------------------------------------------------------------------------------
 FUNCTION matvec_q4_k_r4_avx2, 5, KD_GPRS, 16
-  KDECODE_MATVEC 144, K45_SETUP, K45_PREP, Q4K_ROW, 8, 1
+  KDECODE_MATVEC 144, K45_SETUP, K45_PREP, Q4K_ROW, 8, 1, 0
 
 FUNCTION matvec_q5_k_r4_avx2, 5, KD_GPRS, 16
-  KDECODE_MATVEC 176, K45_SETUP, K45_PREP, Q5K_ROW, 8, 1
+  KDECODE_MATVEC 176, K45_SETUP, K45_PREP, Q5K_ROW, 8, 1, 0
 
 ; ---- Q6_K -------------------------------------------------------------------------------------
 ; Block: ql[128], qh[64], scales[16] (int8), d (f16) at 208. q = 6 bits from ql nibbles and qh
@@ -248,4 +251,145 @@ FUNCTION matvec_q5_k_r4_avx2, 5, KD_GPRS, 16
 ;                                   int64_t cols)                  cols % 256 == 0, cols > 0
 ; ------------------------------------------------------------------------------------------------
 FUNCTION matvec_q6_k_r4_avx2, 5, KD_GPRS, 16
-  KDECODE_MATVEC 210, Q6K_SETUP, Q6K_PREP, Q6K_ROW, 4, 0
+  KDECODE_MATVEC 210, Q6K_SETUP, Q6K_PREP, Q6K_ROW, 4, 0, 0
+
+; ---- IQ4_XS -----------------------------------------------------------------------------------
+; Block: d (f16), scales_h (u16), scales_l[4], qs[128] (136 bytes). Sub-block j's 32 values are
+; qs[16 j .. 16 j + 15]: low nibbles (values 0..15), then high nibbles (16..31), each an index into
+; the int8 codebook; its scale is ((scales_l[j / 2] >> 4 (j % 2)) & 15) | ((scales_h >> 2 j) & 3)
+; << 4, minus 32.
+;
+; A 32-byte load of qs holds sub-blocks 2p | 2p + 1 (p = 0..3): its low nibbles are values 0..15
+; of both, its high nibbles values 16..31. The row kernel moves them into value order per row (two
+; vperm2i128 per load); here the ACTIVATION is rearranged instead, once per block for the four
+; rows (BLOCK_PREP: x values 0..15 of both sub-blocks side by side, and 16..31), and each row's two
+; products per load keep the nibbles' order: A (low nibbles) holds sub-block 2p's lanes 0..3 in
+; its low half and 2p + 1's lanes 0..3 in its high half, B (high nibbles) their lanes 4..7. The
+; exact int32 lanes of the block are then [A.lo + A.hi | B.lo + B.hi] summed over p (two
+; vperm2i128 and a vpaddd per row and block, integer adds: the twin's lanes exactly). One
+; vpshufb of the row's scale words serves both products ([scale 2p | scale 2p + 1]: Q6_K's
+; scale_pair masks). The products: |x| (shared by the rows, unsigned) by w sign(x) (vpsignb),
+; both <= 127 in magnitude, so vpmaddubsw's pair sums (<= 32258) never saturate.
+; Registers: ymm10 = 0x0f, ymm11 = the codebook in both lanes.
+;
+; Scratch ([rsp + KD_SCRATCH + ...], 32-byte aligned): the four rows' 8 scale words (16 bytes a
+; row), then per p the signed activation x of the low / high nibbles' values (64 bytes), then
+; their |x| (64 bytes).
+%define IQ4_SCALES  KD_SCRATCH
+%define IQ4_SX      KD_SCRATCH + 64
+%define IQ4_AX      KD_SCRATCH + 320
+%define IQ4_SCRATCH 576
+
+RODATA
+align 32
+; the words of two 8-byte headers (rows r, r + 1) that hold d
+iq4_d_words:  dw -1, 0, 0, 0, -1, 0, 0, 0
+; per 128-bit lane = the headers of two rows (bytes 0..7, 8..15)
+; dwords: scales_h's low byte, its high byte of the first row; the same of the second (zero-extended)
+iq4_high_src: times 2 db 2, -128, -128, -128, 3, -128, -128, -128, 10, -128, -128, -128, 11, -128, -128, -128
+words_32_y:   times 16 dw 32
+
+%macro IQ4_SETUP 0
+  vmovdqa ymm10, [rel low_nibble]
+  vmovdqa ymm11, [rel iq4_values]
+%endmacro
+
+; The block's shared work: [rsp + 4 r] = d_r * x.d; the four rows' scale words; the activation
+; rearranged and its absolute values.
+%macro IQ4_PREP 0
+  vmovq xmm0, [kd_w]                              ; the 8-byte headers: rows 0 | 1, then 2 | 3
+  vmovhps xmm0, xmm0, [kd_w + kd_o1]
+  vmovq xmm1, [kd_w + kd_o2]
+  vmovhps xmm1, xmm1, [kd_w + kd_o3]
+  vbroadcastss ymm5, [kd_act + ACTK_D]
+  vpand xmm2, xmm0, [rel iq4_d_words]             ; d of rows 0, 1 (the other halves zero)
+  vcvtph2ps ymm2, xmm2
+  vmulps ymm2, ymm2, ymm5
+  vmovaps [rsp], ymm2                             ; d_r * x.d at [rsp + 16 r]
+  vpand xmm3, xmm1, [rel iq4_d_words]
+  vcvtph2ps ymm3, xmm3
+  vmulps ymm3, ymm3, ymm5
+  vmovaps [rsp + 32], ymm3
+  vinserti128 ymm0, ymm0, xmm1, 1
+  ; the high 2 bits: byte j of a row = ((scales_h >> 2 j) & 3) << 4. Each scales_h byte in its own
+  ; dword, its four 2-bit fields spread to bytes 0..3 by shifts of 6 and 12 (no field meets
+  ; another's bits 0..1), moved to bits 4..5.
+  vpshufb ymm1, ymm0, [rel iq4_high_src]
+  vpslld ymm2, ymm1, 6
+  vpor ymm1, ymm1, ymm2
+  vpslld ymm2, ymm1, 12
+  vpor ymm1, ymm1, ymm2
+  vpslld ymm1, ymm1, 4
+  vpand ymm1, ymm1, [rel bits_45]
+  ; the low 4 bits: scales_l's nibbles interleaved into sub-block order (bytes 4..7 of a header
+  ; unpack to bytes 8..15)
+  vpand ymm2, ymm0, ymm10
+  vpsrlw ymm3, ymm0, 4
+  vpand ymm3, ymm3, ymm10
+  vpunpcklbw ymm4, ymm2, ymm3                     ; bytes 8..15: rows 0 / 2
+  vpunpckhbw ymm5, ymm2, ymm3                     ; rows 1 / 3
+  vpunpckhqdq ymm4, ymm4, ymm5
+  vpor ymm1, ymm1, ymm4                           ; the 6-bit scales of rows 0, 1 | 2, 3
+  vpxor xmm2, xmm2, xmm2
+  vpunpcklbw ymm3, ymm1, ymm2
+  vpunpckhbw ymm4, ymm1, ymm2
+  vpsubw ymm3, ymm3, [rel words_32_y]             ; scale words of rows 0 | 2
+  vpsubw ymm4, ymm4, [rel words_32_y]             ; rows 1 | 3
+  vmovdqa [rsp + IQ4_SCALES], ymm3
+  vmovdqa [rsp + IQ4_SCALES + 32], ymm4
+  %assign %%p 0
+  %rep 4
+    vmovdqu xmm1, [kd_act + ACTK_QS + 64 * %%p]              ; values 0..15 of sub-block 2p
+    vinserti128 ymm1, ymm1, [kd_act + ACTK_QS + 64 * %%p + 32], 1  ; and of 2p + 1
+    vmovdqu xmm2, [kd_act + ACTK_QS + 64 * %%p + 16]         ; values 16..31 of 2p
+    vinserti128 ymm2, ymm2, [kd_act + ACTK_QS + 64 * %%p + 48], 1
+    vmovdqa [rsp + IQ4_SX + 64 * %%p], ymm1
+    vmovdqa [rsp + IQ4_SX + 64 * %%p + 32], ymm2
+    vpabsb ymm1, ymm1
+    vpabsb ymm2, ymm2
+    vmovdqa [rsp + IQ4_AX + 64 * %%p], ymm1
+    vmovdqa [rsp + IQ4_AX + 64 * %%p + 32], ymm2
+    %assign %%p %%p + 1
+  %endrep
+%endmacro
+
+%macro IQ4_ROW 1
+  KD_ROW_ADDR %1
+  vbroadcasti128 ymm9, [rsp + IQ4_SCALES + 32 * ((%1) & 1) + 16 * ((%1) >> 1)]  ; the row's 8 scale words in both lanes
+  %assign %%p 0
+  %rep 4
+    vmovdqu ymm1, [KD_R + 8 + 32 * %%p]
+    vpsrlw ymm2, ymm1, 4
+    vpand ymm1, ymm1, ymm10
+    vpand ymm2, ymm2, ymm10
+    vpshufb ymm1, ymm11, ymm1                       ; int8 weights
+    vpshufb ymm2, ymm11, ymm2
+    vpsignb ymm1, ymm1, [rsp + IQ4_SX + 64 * %%p]   ; w sign(x)
+    vpsignb ymm2, ymm2, [rsp + IQ4_SX + 64 * %%p + 32]
+    vmovdqa ymm3, [rsp + IQ4_AX + 64 * %%p]
+    vpmaddubsw ymm1, ymm3, ymm1
+    vmovdqa ymm3, [rsp + IQ4_AX + 64 * %%p + 32]
+    vpmaddubsw ymm2, ymm3, ymm2
+    vpshufb ymm3, ymm9, [rel scale_pair_%[%%p]]     ; [scale 2p | scale 2p + 1]
+    %if %%p == 0
+      vpmaddwd ymm4, ymm1, ymm3
+      vpmaddwd ymm5, ymm2, ymm3
+    %else
+      vpmaddwd ymm1, ymm1, ymm3
+      vpmaddwd ymm2, ymm2, ymm3
+      vpaddd ymm4, ymm4, ymm1
+      vpaddd ymm5, ymm5, ymm2
+    %endif
+    %assign %%p %%p + 1
+  %endrep
+  vperm2i128 ymm6, ymm4, ymm5, 0x20               ; [A.lo | B.lo]
+  vperm2i128 ymm4, ymm4, ymm5, 0x31               ; [A.hi | B.hi]
+  vpaddd ymm6, ymm6, ymm4                         ; the block's lanes in the twin's order
+%endmacro
+
+; ------------------------------------------------------------------------------------------------
+; void magnetar_matvec_iq4_xs_r4_avx2(const void* w, const ActBlockK* x, float* y, int64_t rows,
+;                                     int64_t cols)                cols % 256 == 0, cols > 0
+; ------------------------------------------------------------------------------------------------
+FUNCTION matvec_iq4_xs_r4_avx2, 5, KD_GPRS, 16
+  KDECODE_MATVEC 136, IQ4_SETUP, IQ4_PREP, IQ4_ROW, 16, 0, IQ4_SCRATCH

@@ -258,7 +258,7 @@ const TypeTraits kTraits[format::kDTypeCount] = {
     dequantizing<dequantize_row_iq4_nl, DType::IQ4_NL>(quantize_row_iq4_nl,
                                                        MAGNETAR_B32_ASM(magnetar_matvec_iq4_nl_avx2, DType::IQ4_NL)),
     dequantizing<dequantize_row_iq4_xs, DType::IQ4_XS>(
-        quantize_row_iq4_xs, MAGNETAR_KQUANT_TILED_ASM(magnetar_matvec_iq4_xs_avx2, magnetar_matmul_iq4_xs_avx2, DType::IQ4_XS)),
+        quantize_row_iq4_xs, MAGNETAR_KQUANT_TILED_ASM(magnetar_matvec_iq4_xs_r4_avx2, magnetar_matmul_iq4_xs_avx2, DType::IQ4_XS)),
     dequantizing<dequantize_row_q4_1, DType::Q4_1>(quantize_row_q4_1,
                                                    MAGNETAR_B32_ASM(magnetar_matvec_q4_1_avx2, DType::Q4_1)),
     dequantizing<dequantize_row_q5_0, DType::Q5_0>(quantize_row_q5_0,

@@ -6,7 +6,8 @@
 // hold the CPU (a shared machine) and counts our own spinning: conservative.
 // --kernels: instead, the K-quant decode kernels alone on one thread, the row-at-a-time ones
 // (kquant_avx2.asm) against the four-row ones (kquant_decode_avx2.asm): in cache (a ~192 KB
-// matrix called over and over) and from memory (a 96 MB matrix, with the streaming read of it).
+// matrix called over and over) and from memory (a 96 MB matrix, with the streaming read of it);
+// --types limits it too.
 //   magnetar_bench_kquant [rows cols] [--reps N] [--types q2_k,q3_k,...] [--kernels]
 #include <algorithm>
 #include <chrono>
@@ -60,8 +61,10 @@ std::vector<uint8_t> random_blocks(const Type& t, uint64_t bytes, std::mt19937& 
 }
 
 // --kernels: GB/s of each decode kernel in cache and from memory, one thread; the two kernels of a
-// type and the read of the same bytes take turns within each repetition.
-void kernel_table(int reps) {
+// type, the read of the same bytes and the engine's read probe (what `magnetar-cli bench` divides
+// by: kernels::streaming_read_loop over 96 MB of ordinary floats) take turns within each
+// repetition. A kernel whose in-cache speed is not well above the probe is compute-bound.
+void kernel_table(int reps, const std::string& only) {
   using magnetar::quant::ActBlockK;
   using magnetar::quant::MatvecKFn;
   struct Pair {
@@ -71,11 +74,18 @@ void kernel_table(int reps) {
   };
   const Pair pairs[] = {{"q4_k", {DType::Q4_K, {0, 2}}, magnetar_matvec_q4_k_avx2, magnetar_matvec_q4_k_r4_avx2},
                         {"q5_k", {DType::Q5_K, {0, 2}}, magnetar_matvec_q5_k_avx2, magnetar_matvec_q5_k_r4_avx2},
-                        {"q6_k", {DType::Q6_K, {208}}, magnetar_matvec_q6_k_avx2, magnetar_matvec_q6_k_r4_avx2}};
+                        {"q6_k", {DType::Q6_K, {208}}, magnetar_matvec_q6_k_avx2, magnetar_matvec_q6_k_r4_avx2},
+                        {"iq4_xs", {DType::IQ4_XS, {0}}, magnetar_matvec_iq4_xs_avx2, magnetar_matvec_iq4_xs_r4_avx2}};
   std::printf("K-quant decode kernels, 1 thread, medians of %d: GB/s of weights per CPU second\n", reps);
-  std::printf("(row = kquant_avx2.asm, r4 = kquant_decode_avx2.asm; 'read' = stream_read of the same bytes)\n");
-  std::printf("%-6s %6s %9s %9s %9s %9s %8s %8s %8s\n", "type", "cols", "row cache", "r4 cache", "row mem", "r4 mem",
-              "read", "row %", "r4 %");
+  std::printf("(row = kquant_avx2.asm, r4 = kquant_decode_avx2.asm; 'read' = stream_read of the same bytes,\n"
+              " 'probe' = the engine's read probe; %% = of the probe)\n");
+  std::printf("%-6s %6s %9s %9s %9s %9s %8s %8s %8s %8s\n", "type", "cols", "row cache", "r4 cache", "row mem",
+              "r4 mem", "read", "probe", "row %", "r4 %");
+  const char* probe_name = nullptr;
+  const auto probe_loop = magnetar::kernels::streaming_read_loop(&probe_name);
+  const std::vector<float> probe_buffer(size_t(96) << 18, 1.0f);  // 96 MB
+  const auto* probe_words = reinterpret_cast<const uint64_t*>(probe_buffer.data());
+  const uint64_t probe_count = probe_buffer.size() / 2;
   std::mt19937 rng(2);
   // Process CPU time, not wall time: the machine is shared, and one thread's CPU time leaves out
   // the time other processes hold the CPU.
@@ -86,11 +96,12 @@ void kernel_table(int reps) {
     std::vector<ActBlockK> xq(static_cast<size_t>(cols / 256));
     magnetar::quant::quantize_act_k_ref(x.data(), xq.data(), cols);
     for (const Pair& p : pairs) {
+      if (!only.empty() && only.find(std::string(",") + p.name + ",") == std::string::npos) continue;
       const int64_t row_bytes = int64_t(magnetar::format::tensor_bytes(p.type.dtype, 1, uint64_t(cols)));
       const int64_t rows = (96 << 20) / row_bytes, small_rows = std::max<int64_t>(4, (192 << 10) / row_bytes);
       const std::vector<uint8_t> w = random_blocks(p.type, uint64_t(rows * row_bytes), rng);
       std::vector<float> y(static_cast<size_t>(rows));
-      std::vector<double> cached[2], memory[2], read;
+      std::vector<double> cached[2], memory[2], read, probe;
       volatile uint64_t sink = 0;
       const int calls = int(std::max<int64_t>(1, (256 << 20) / (small_rows * row_bytes)));
       for (int r = 0; r < reps; ++r) {
@@ -106,10 +117,13 @@ void kernel_table(int reps) {
         const double t0 = cpu_now();
         sink = sink + stream_read(w.data(), w.data() + rows * row_bytes);
         read.push_back(cpu_gbs(double(rows * row_bytes), t0));
+        const double t1 = cpu_now();
+        sink = sink + probe_loop(probe_words, probe_count);
+        probe.push_back(cpu_gbs(double(probe_count * 8), t1));
       }
-      const double ceiling = median(read);
-      std::printf("%-6s %6lld %9.2f %9.2f %9.2f %9.2f %8.2f %7.1f%% %7.1f%%\n", p.name, (long long)cols,
-                  median(cached[0]), median(cached[1]), median(memory[0]), median(memory[1]), ceiling,
+      const double ceiling = median(probe);
+      std::printf("%-6s %6lld %9.2f %9.2f %9.2f %9.2f %8.2f %8.2f %7.1f%% %7.1f%%\n", p.name, (long long)cols,
+                  median(cached[0]), median(cached[1]), median(memory[0]), median(memory[1]), median(read), ceiling,
                   100 * median(memory[0]) / ceiling, 100 * median(memory[1]) / ceiling);
     }
   }
@@ -131,7 +145,7 @@ int main(int argc, char** argv) {
     else positional.push_back(arg);
   }
   if (kernels_only) {
-    kernel_table(reps);
+    kernel_table(reps, only);
     return 0;
   }
   if (positional.size() == 2) rows = std::atoll(positional[0].c_str()), cols = std::atoll(positional[1].c_str());

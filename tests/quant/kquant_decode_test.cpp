@@ -32,7 +32,8 @@ struct DecodeCase {
 std::vector<DecodeCase> cases() {
   return {{format::DType::Q4_K, matvec_q4_k_ref, magnetar_matvec_q4_k_r4_avx2, 144, {0, 2}},
           {format::DType::Q5_K, matvec_q5_k_ref, magnetar_matvec_q5_k_r4_avx2, 176, {0, 2}},
-          {format::DType::Q6_K, matvec_q6_k_ref, magnetar_matvec_q6_k_r4_avx2, 210, {208}}};
+          {format::DType::Q6_K, matvec_q6_k_ref, magnetar_matvec_q6_k_r4_avx2, 210, {208}},
+          {format::DType::IQ4_XS, matvec_iq4_xs_ref, magnetar_matvec_iq4_xs_r4_avx2, 136, {0}}};
 }
 
 class KQuantDecode : public ::testing::Test {
@@ -77,6 +78,30 @@ TEST_F(KQuantDecode, MatchesTwinBitExact) {
             got.expect_guards(rows);
           }
         }
+  }
+}
+
+// Every quant and scale byte 0x00, 0x80 or 0xff (FP16 scales 1.0, activations +-127): the integer
+// extremes of each type (IQ4_XS 0x00: the codebook's -127 with the scale -32).
+TEST_F(KQuantDecode, FillBytesMatchTwin) {
+  std::mt19937 rng(83);
+  for (const DecodeCase& c : cases()) {
+    SCOPED_TRACE(format::dtype_name(c.dtype));
+    const int64_t rows = 7, cols = 512;
+    const std::vector<ActBlockK> x = make_k_activation(cols, rng, true);
+    for (uint8_t fill : {uint8_t(0x00), uint8_t(0x80), uint8_t(0xff)}) {
+      std::vector<uint8_t> w = make_k_blocks(c.block_bytes, c.half_offsets, rows, cols, rng, true);
+      for (size_t i = 2; i < w.size(); ++i) {
+        const int64_t at = int64_t(i - 2) % c.block_bytes;
+        if (std::none_of(c.half_offsets.begin(), c.half_offsets.end(), [&](int o) { return at == o || at == o + 1; }))
+          w[i] = fill;
+      }
+      GuardedOutput want(rows), got(rows);
+      c.twin(w.data() + 2, x.data(), want.y(), rows, cols);
+      c.kernel(w.data() + 2, x.data(), got.y(), rows, cols);
+      ASSERT_EQ(std::memcmp(got.y(), want.y(), size_t(rows) * 4), 0) << "fill " << int(fill);
+      got.expect_guards(rows);
+    }
   }
 }
 
