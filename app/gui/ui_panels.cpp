@@ -329,7 +329,7 @@ void DrawDashboard(UiState& ui) {
       ImGui::Text(fmt, values...);
     };
     row("Prompt speed", "%.0f tok/s", st.prompt_tokens_per_second);
-    row("First token", "%.2f s", st.time_to_first_token);
+    row("First token", "%s", format_seconds(st.time_to_first_token).c_str());
     row("Generated", "%d tokens", st.n_generated);
     row("Context", "%d / %d", st.n_context, app.model.info.context_length);
     row("Memory (RSS)", "%s", format_bytes(ui.dashboard.rss_bytes).c_str());

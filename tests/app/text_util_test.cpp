@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <string>
 
 namespace magnetar::app {
@@ -76,6 +77,16 @@ TEST(TextUtil, SoftWrapNeverLoops) {
   EXPECT_EQ(w.original(0, w.text.size()), text);
   EXPECT_EQ(soft_wrap("", [](std::string_view) { return size_t{0}; }).text, "");
   EXPECT_EQ(soft_wrap("a\n\nb\n", [](std::string_view l) { return l.size(); }).text, "a\n\nb\n");
+}
+
+TEST(TextUtil, FormatSecondsKeepsSmallDurationsReadable) {
+  EXPECT_EQ(format_seconds(0.0034), "3.4 ms");  // a tiny model's first token: not "0.00 s"
+  EXPECT_EQ(format_seconds(0.0), "0.0 ms");
+  EXPECT_EQ(format_seconds(-1.0), "0.0 ms");
+  EXPECT_EQ(format_seconds(std::nan("")), "0.0 ms");
+  EXPECT_EQ(format_seconds(0.0381), "38 ms");
+  EXPECT_EQ(format_seconds(0.9994), "999 ms");
+  EXPECT_EQ(format_seconds(1.25), "1.25 s");
 }
 
 }  // namespace

@@ -170,9 +170,9 @@ std::string format_message_stats(const MessageStats& s) {
   if (!s.present) return {};
   char buffer[256];
   std::snprintf(buffer, sizeof buffer,
-                "%d tokens · %.1f tok/s · prompt %d tok at %.0f tok/s · first token %.2f s", s.generated_tokens,
+                "%d tokens · %.1f tok/s · prompt %d tok at %.0f tok/s · first token %s", s.generated_tokens,
                 s.generate_tokens_per_second, s.prompt_tokens, s.prompt_tokens_per_second,
-                s.time_to_first_token);
+                format_seconds(s.time_to_first_token).c_str());
   std::string text = buffer;
   if (s.achieved_gbps > 0) {
     std::snprintf(buffer, sizeof buffer, s.achieved_gbps < 1 ? " · %.3f GB/s" : " · %.1f GB/s", s.achieved_gbps);

@@ -155,6 +155,16 @@ std::string format_count(uint64_t count) {
   return buffer;
 }
 
+std::string format_seconds(double seconds) {
+  if (!(seconds > 0)) seconds = 0;
+  char buffer[32];
+  const double ms = seconds * 1000.0;
+  if (ms < 9.95) std::snprintf(buffer, sizeof buffer, "%.1f ms", ms);
+  else if (ms < 999.5) std::snprintf(buffer, sizeof buffer, "%.0f ms", ms);
+  else std::snprintf(buffer, sizeof buffer, "%.2f s", seconds);
+  return buffer;
+}
+
 Status read_whole_file(const std::string& path, std::string* out) {
 #ifdef _WIN32
   FILE* file = _wfopen(to_path(path).c_str(), L"rb");  // a UTF-16 path: fopen would read ANSI

@@ -41,6 +41,8 @@ bool is_safe_file_stem(const std::string& stem);
 
 std::string format_bytes(uint64_t bytes);   // "1.4 GB", "512 KB"
 std::string format_count(uint64_t count);   // "260K", "6.7B"
+// A duration read at a glance: "0.4 ms", "38 ms", "1.25 s" (negative or NaN: "0 ms").
+std::string format_seconds(double seconds);
 
 // UTF-8 paths (to_path, from_path) and atomic saves (write_file_atomically) are the engine's:
 // magnetar/system.h.
