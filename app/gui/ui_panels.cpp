@@ -328,12 +328,23 @@ void DrawDashboard(UiState& ui) {
       ImGui::TableNextColumn();
       ImGui::Text(fmt, values...);
     };
-    row("Prompt speed", "%.0f tok/s", st.prompt_tokens_per_second);
-    row("First token", "%s", format_seconds(st.time_to_first_token).c_str());
-    row("Generated", "%d tokens", st.n_generated);
-    row("Context", "%d / %d", st.n_context, app.model.info.context_length);
+    // Before the first answer there is nothing measured: a dash, not a row of zeros.
+    const bool answered = st.n_prompt > 0 || st.n_generated > 0;
+    const char* none = "\xe2\x80\x94";  // an em dash
+    if (answered) {
+      row("Prompt speed", "%.0f tok/s", st.prompt_tokens_per_second);
+      row("First token", "%s", format_seconds(st.time_to_first_token).c_str());
+      row("Generated", "%d tokens", st.n_generated);
+    } else {
+      row("Prompt speed", "%s", none);
+      row("First token", "%s", none);
+      row("Generated", "%s", none);
+    }
+    if (app.model.present) row("Context", "%d / %d", st.n_context, app.model.info.context_length);
+    else row("Context", "%s", none);
     row("Memory (RSS)", "%s", format_bytes(ui.dashboard.rss_bytes).c_str());
-    row("Threads", "%d", st.threads);
+    if (st.threads > 0) row("Threads", "%d", st.threads);
+    else row("Threads", "%s", none);
     row("UI frame (CPU)", "%.1f ms avg · %.1f max", frame_avg, frame_max);
     ImGui::EndTable();
   }
