@@ -115,8 +115,10 @@ void MachineCard(UiState& ui, float width) {
     flag(cpu.avx512f, "AVX-512F");
     flag(cpu.avx512_vnni, "AVX-512 VNNI");
     row("Instruction sets", isa.empty() ? "none of AVX2/FMA/F16C" : isa);
+    // The quantized types' table may differ from the float kernels' (AVX-512 VNNI for Q8_0/Q4_0).
+    const bool own_quant_isa = !cpu.quant_kernel_isa.empty() && cpu.quant_kernel_isa != cpu.kernel_isa;
     row("Kernels", cpu.kernel_isa + (cpu.kernel_note.empty() ? "" : " (" + cpu.kernel_note + ")") +
-                       (cpu.quant_kernel_isa.empty() ? "" : " · Q8_0/Q4_0: " + cpu.quant_kernel_isa));
+                       (own_quant_isa ? " · Q8_0/Q4_0: " + cpu.quant_kernel_isa : ""));
     char bw[64];
     if (ui.machine.ready) std::snprintf(bw, sizeof bw, "%.1f GB/s read (measured)", ui.machine.best_gbps);
     else std::snprintf(bw, sizeof bw, "measuring…");
@@ -380,9 +382,7 @@ void DrawDashboard(UiState& ui) {
     row("KV cache", format_bytes(app.model.info.kv_cache_bytes) + " · " + kv_type_name(app.model.info.kv_type));
     row("Layers · width", std::to_string(app.model.info.n_layers) + " · " + std::to_string(app.model.info.dim));
     row("Chat template", app.model.chat_template);
-    char load[32];
-    std::snprintf(load, sizeof load, "%.2f s", app.model.info.load_seconds);
-    row("Loaded in", load);
+    row("Loaded in", format_seconds(app.model.info.load_seconds));
     ImGui::EndTable();
   }
   if (ImGui::TreeNode("Template source")) {
@@ -517,7 +517,8 @@ void DropDialogContent(UiState& ui) {
   const WeightType recommended = sum.keeps_source_types ? WeightType::Auto : recommended_weight_type(sum.n_params);
   for (int i = 0; d.weight_type < 0 && i < n_choices; ++i)
     if (choices[i]->type == recommended) d.weight_type = i;
-  if (ImGui::BeginTable("##summary", 2, ImGuiTableFlags_SizingFixedFit)) {
+  // A set width: the values wrap (KeyValueRow), so they cannot size this auto-resizing dialog.
+  if (BeginKeyValueTable("##summary", 620 * s)) {
     auto* const row = KeyValueRow;
     row("What", sum.family + " · " + sum.architecture + "  (" + sum.kind + ")");
     if (!sum.notice.empty()) row("Note", sum.notice);
@@ -547,7 +548,10 @@ void DropDialogContent(UiState& ui) {
       const uint64_t bytes = predicted_model_file_bytes(sum, choice.type);
       ImGui::TableNextRow();
       ImGui::TableNextColumn();
+      // The radio's circle in FrameBg vanishes on the alternate rows' tint: one shade lighter.
+      ImGui::PushStyleColor(ImGuiCol_FrameBg, ImGui::GetStyleColorVec4(ImGuiCol_FrameBgActive));
       if (ImGui::RadioButton(choice.label, d.weight_type == i)) d.weight_type = i;
+      ImGui::PopStyleColor();
       ImGui::TableNextColumn();
       ImGui::TextUnformatted(format_bytes(bytes).c_str());
       ImGui::TableNextColumn();
