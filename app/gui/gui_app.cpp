@@ -35,6 +35,7 @@
 #include "magnetar/convert.h"
 #include "magnetar/system.h"
 #include "ui.h"
+#include "window_icon.h"
 
 #ifdef _WIN32
 #include <windows.h>
@@ -45,34 +46,6 @@
 namespace magnetar::app {
 
 namespace fs = std::filesystem;
-
-void HandleDroppedPath(UiState& ui, const std::string& path) {
-  AppState& app = *ui.app;
-  const DropTarget target = classify_drop(path);
-  switch (target.kind) {
-    case DropKind::Unsupported:
-      app.post(Notice::Level::Error, target.message, ui.now);
-      return;
-    case DropKind::MagnetarModel:
-      app.request_load(target.path);
-      return;
-    case DropKind::HuggingFaceFolder:
-    case DropKind::GgufFile:
-    case DropKind::Llama2cCheckpoint:
-      if (app.busy()) {
-        app.post(Notice::Level::Warning, "Wait for the current task to finish (or stop it) before adding a model.", ui.now);
-        return;
-      }
-      ui.drop = DropDialog{};
-      ui.drop.open = true;
-      ui.drop.just_opened = true;
-      ui.drop.source = target.path;
-      // Reading config.json and the tensor headers takes milliseconds to a second: on the
-      // engine thread, like every engine call.
-      app.request_inspect(target.path);
-      return;
-  }
-}
 
 namespace {
 

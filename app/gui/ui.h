@@ -161,7 +161,6 @@ inline constexpr KvTypeChoice kKvTypes[] = {
 // ui_theme.cpp
 void ApplyTheme(float scale);
 Fonts LoadFonts(float scale);
-void SetWindowIcon(struct GLFWwindow* window);
 namespace colors {
 inline constexpr ImU32 kAccent = IM_COL32(124, 108, 255, 255);
 inline constexpr ImU32 kAccentSoft = IM_COL32(124, 108, 255, 60);

@@ -2,7 +2,6 @@
 // streaming, auto-scroll only at the bottom, off-screen messages clipped through a height cache)
 // and the input box (Enter sends, Shift+Enter newline, Esc or Stop stops). A message can be
 // switched to selectable text ("Select" or a double-click) to copy part of it.
-#include <GLFW/glfw3.h>
 #include <imgui.h>
 #include <imgui_internal.h>  // ImGuiInputTextState: the selection, to copy the original text
 #include <imgui_stdlib.h>

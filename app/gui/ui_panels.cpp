@@ -887,6 +887,36 @@ void Modal(const char* name, bool* open_request, void (*content)(UiState&), UiSt
 
 }  // namespace
 
+// A dropped (or opened) path: a model file loads, a source opens the drop dialog and is inspected
+// on the engine thread.
+void HandleDroppedPath(UiState& ui, const std::string& path) {
+  AppState& app = *ui.app;
+  const DropTarget target = classify_drop(path);
+  switch (target.kind) {
+    case DropKind::Unsupported:
+      app.post(Notice::Level::Error, target.message, ui.now);
+      return;
+    case DropKind::MagnetarModel:
+      app.request_load(target.path);
+      return;
+    case DropKind::HuggingFaceFolder:
+    case DropKind::GgufFile:
+    case DropKind::Llama2cCheckpoint:
+      if (app.busy()) {
+        app.post(Notice::Level::Warning, "Wait for the current task to finish (or stop it) before adding a model.", ui.now);
+        return;
+      }
+      ui.drop = DropDialog{};
+      ui.drop.open = true;
+      ui.drop.just_opened = true;
+      ui.drop.source = target.path;
+      // Reading config.json and the tensor headers takes milliseconds to a second: on the
+      // engine thread, like every engine call.
+      app.request_inspect(target.path);
+      return;
+  }
+}
+
 void DrawDialogs(UiState& ui) {
   AppState& app = *ui.app;
   bool open_drop = ui.drop.just_opened;
