@@ -46,5 +46,9 @@ import -display "$display" -window root "$shot"
 colours=$(convert "$shot" -format '%k' info:)
 echo "screenshot: $shot ($colours colours)"
 kill -0 "$app_pid" 2>/dev/null || { echo "magnetar.exe died while rendering" >&2; exit 1; }
+# A crash shows wine's dialog over a window that still looks drawn: its log line decides.
+if grep -q "Unhandled" "$build/gui-wine.log"; then
+  echo "magnetar.exe crashed:" >&2; head -n 20 "$build/gui-wine.log" >&2; exit 1
+fi
 [ "$colours" -gt 16 ] || { echo "the window looks blank" >&2; exit 1; }
 echo "gui smoke test passed"
