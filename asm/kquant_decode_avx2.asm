@@ -267,9 +267,10 @@ FUNCTION matvec_q6_k_r4_avx2, 5, KD_GPRS, 16
 ; products per load keep the nibbles' order: A (low nibbles) holds sub-block 2p's values 0..15 in
 ; its low half and 2p + 1's in its high half, B (high nibbles) their values 16..31. The block
 ; contract needs only the block's integer sum, so A + B summed over p is the row's int32 lanes
-; (no reordering: any order gives the same exact S_b). One vpshufb of the row's scale words serves both products ([scale 2p | scale 2p + 1]: Q6_K's
-; scale_pair masks). The products: |x| (shared by the rows, unsigned) by w sign(x) (vpsignb),
-; both <= 127 in magnitude, so vpmaddubsw's pair sums (<= 32258) never saturate.
+; (no reordering: any order gives the same exact S_b). One vpshufb of the row's scale words
+; serves both products ([scale 2p | scale 2p + 1]: Q6_K's scale_pair masks). The products: |x|
+; (shared by the rows, unsigned) by w sign(x) (vpsignb), both <= 127 in magnitude, so
+; vpmaddubsw's pair sums (<= 32258) never saturate.
 ; Registers: ymm10 = 0x0f, ymm11 = the codebook in both lanes.
 ;
 ; Scratch ([rsp + KD_SCRATCH + ...], 32-byte aligned): the four rows' 8 scale words (16 bytes a

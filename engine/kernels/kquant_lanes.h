@@ -44,7 +44,8 @@ enum class Accumulation {
 // block), r < rows. block_sums(w_block, x_block, sums, &mins_acc) adds the block's 8 exact int32
 // lanes to sums (zeroed) and, where the type has one, its mins term to mins_acc.
 template <Accumulation kPolicy, class Block, class Act, class BlockSums>
-void matvec_accumulate_ref(const void* w, const Act* x, float* y, int64_t rows, int64_t cols, BlockSums block_sums) {
+void matvec_accumulate_ref(const void* w, const Act* x, float* y, int64_t rows, int64_t cols,
+                           BlockSums block_sums) {
   constexpr int64_t kValues = sizeof(Act::qs);  // values per block: 256 (ActBlockK) or 32 (ActBlock)
   assert(cols % kValues == 0 && cols > 0 && "matvec: rows are whole blocks");
   const int64_t nb = cols / kValues;
@@ -71,13 +72,15 @@ void matvec_accumulate_ref(const void* w, const Act* x, float* y, int64_t rows, 
 
 // The 256-value K-quant families (ActBlockK activations): the block contract.
 template <class Block, class BlockSums>
-void matvec_block_ref(const void* w, const ActBlockK* x, float* y, int64_t rows, int64_t cols, BlockSums block_sums) {
+void matvec_block_ref(const void* w, const ActBlockK* x, float* y, int64_t rows, int64_t cols,
+                      BlockSums block_sums) {
   matvec_accumulate_ref<Accumulation::kBlock, Block>(w, x, y, rows, cols, block_sums);
 }
 
 // The 32-value types (ActBlock activations): the lanes contract.
 template <class Block, class BlockSums>
-void matvec_lanes_ref(const void* w, const ActBlock* x, float* y, int64_t rows, int64_t cols, BlockSums block_sums) {
+void matvec_lanes_ref(const void* w, const ActBlock* x, float* y, int64_t rows, int64_t cols,
+                      BlockSums block_sums) {
   matvec_accumulate_ref<Accumulation::kLanes, Block>(w, x, y, rows, cols, block_sums);
 }
 
