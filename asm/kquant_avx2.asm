@@ -6,12 +6,12 @@
 ;
 ; Method (per row, per 256-value super-block): the quants are unpacked to bytes in registers,
 ; vpmaddubsw multiplies them with the int8 activations into int16 pairs, vpmaddwd weighs the
-; pairs with the sub-block scale (broadcast by vpshufb) into 8 int32 lanes. Lane i of a block
-; is exact; it is converted to float and added as lane[i] = fma(d_w * d_x, sum_i, lane[i]).
-; Q4_K's mins and Q6_K's -32 offset come from the activation's 16-value sums (bsums). At the end
-; of a row the 8 lanes are summed in a fixed tree: (l[i] + l[i+4]), then (t[0] + t[2]) and
-; (t[1] + t[3]), then their sum — the twin's order, so asm and twin agree bit for bit. The
-; pieces the prefill kernels share (scale and min decoding, constants) are kquant_common.inc's.
+; pairs with the sub-block scale (broadcast by vpshufb) into 8 int32 lanes, exact. Q4_K's mins
+; and Q6_K's -32 offset come from the activation's 16-value sums (bsums). The block contract
+; (kquants.h): the lanes' integer sum S_b is converted to float once and added as
+; acc = fma(d_w * d_x, S_b, acc); y = acc [- mins] at the row's end — the twin's operations, so
+; asm and twin agree bit for bit. The pieces the prefill kernels share (scale and min decoding,
+; constants) are kquant_common.inc's.
 
 %include "kquant_common.inc"
 
@@ -58,25 +58,23 @@
   vpaddd ymm7, ymm7, ymm0
 %endmacro
 
-; Row end: y = tree sum of the lanes (%1 = 1: minus the mins term xmm9, Q4_K / Q5_K); next row.
+; Row end: y = acc (%1 = 1: minus the mins term xmm9, Q4_K / Q5_K); next row.
 %macro K_ROW_END 1
-  vmovaps ymm0, ymm8
-  HSUM_YMM0                            ; the fixed tree
   %if %1
-    vsubss xmm0, xmm0, xmm9
+    vsubss xmm8, xmm8, xmm9
   %endif
-  vmovss [g2], xmm0
+  vmovss [g2], xmm8
   add g2, 4
   dec g3
   jnz .row
 %endmacro
 
-; Block end: lanes += d * x.d * float(ymm7); next block of the row.
+; Block end: acc = fma(d * x.d, float(S_b), acc), S_b = the sum of ymm7's lanes; next block.
 %macro K_BLOCK_END 2                    ; offset of d, block bytes
-  vcvtdq2ps ymm7, ymm7
+  HSUM_EPI32 7, 0
+  vcvtdq2ps xmm7, xmm7
   SCALE_TIMES_XD 13, [g0 + %1], [g5 + ACTK_D]
-  vbroadcastss ymm13, xmm13
-  vfmadd231ps ymm8, ymm13, ymm7
+  vfmadd231ss xmm8, xmm13, xmm7
   add g0, %2
   add g5, ACTK_BYTES
   dec g7
@@ -84,7 +82,7 @@
 %endmacro
 
 %macro K_ROW_BEGIN 0
-  vxorps xmm8, xmm8, xmm8              ; 8 float lanes
+  vxorps xmm8, xmm8, xmm8              ; acc
   vxorps xmm9, xmm9, xmm9              ; mins term
   mov g5, g1                           ; activation block
   mov g7, g4

@@ -57,8 +57,8 @@ k_scale_byte_%[j]: times 16 db j, -128
   vpor ymm%1, ymm3, ymm4
 %endmacro
 
-; The block's shared work: headers, [rsp + 8 r] = d_r * x.d, [rsp + 8 r + 4] = dmin_r * x.d,
-; the scales unpacked, xmm11 += fma(dmin_r * x.d, float(mins_r . bsum pairs)) for rows 0..3.
+; The block's shared work: headers, [rsp + 4 r] = d_r * x.d, the scales unpacked,
+; xmm11 += fma(dmin_r * x.d, float(mins_r . bsum pairs)) for rows 0..3.
 %macro K45_PREP 0
   vmovdqu xmm8, [kd_w]
   vinserti128 ymm8, ymm8, [kd_w + kd_o2], 1
@@ -69,8 +69,9 @@ k_scale_byte_%[j]: times 16 db j, -128
   vcvtph2ps ymm0, xmm0
   vbroadcastss ymm1, [kd_act + ACTK_D]
   vmulps ymm0, ymm0, ymm1
-  vmovups [rsp], ymm0
   vextractf128 xmm1, ymm0, 1
+  vshufps xmm2, xmm0, xmm1, 0x88                  ; [d_0 .. d_3] * x.d
+  vmovaps [rsp], xmm2
   vshufps xmm2, xmm0, xmm1, 0xdd                  ; [dmin_0 .. dmin_3] * x.d
   K45_UNPACK 8
   K45_UNPACK 9
@@ -159,10 +160,10 @@ k_scale_byte_%[j]: times 16 db j, -128
 ; void magnetar_matvec_q5_k_r4_avx2(...)                           the same for Q5_K
 ; ------------------------------------------------------------------------------------------------
 FUNCTION matvec_q4_k_r4_avx2, 5, KD_GPRS, 16
-  KDECODE_MATVEC 144, K45_SETUP, K45_PREP, Q4K_ROW, 8, 1, 0
+  KDECODE_MATVEC 144, K45_SETUP, K45_PREP, Q4K_ROW, 1, 0
 
 FUNCTION matvec_q5_k_r4_avx2, 5, KD_GPRS, 16
-  KDECODE_MATVEC 176, K45_SETUP, K45_PREP, Q5K_ROW, 8, 1, 0
+  KDECODE_MATVEC 176, K45_SETUP, K45_PREP, Q5K_ROW, 1, 0
 
 ; ---- Q6_K -------------------------------------------------------------------------------------
 ; Block: ql[128], qh[64], scales[16] (int8), d (f16) at 208. q = 6 bits from ql nibbles and qh
@@ -251,7 +252,7 @@ FUNCTION matvec_q5_k_r4_avx2, 5, KD_GPRS, 16
 ;                                   int64_t cols)                  cols % 256 == 0, cols > 0
 ; ------------------------------------------------------------------------------------------------
 FUNCTION matvec_q6_k_r4_avx2, 5, KD_GPRS, 16
-  KDECODE_MATVEC 210, Q6K_SETUP, Q6K_PREP, Q6K_ROW, 4, 0, 0
+  KDECODE_MATVEC 210, Q6K_SETUP, Q6K_PREP, Q6K_ROW, 0, 0
 
 ; ---- IQ4_XS -----------------------------------------------------------------------------------
 ; Block: d (f16), scales_h (u16), scales_l[4], qs[128] (136 bytes). Sub-block j's 32 values are
@@ -263,11 +264,10 @@ FUNCTION matvec_q6_k_r4_avx2, 5, KD_GPRS, 16
 ; of both, its high nibbles values 16..31. The row kernel moves them into value order per row (two
 ; vperm2i128 per load); here the ACTIVATION is rearranged instead, once per block for the four
 ; rows (BLOCK_PREP: x values 0..15 of both sub-blocks side by side, and 16..31), and each row's two
-; products per load keep the nibbles' order: A (low nibbles) holds sub-block 2p's lanes 0..3 in
-; its low half and 2p + 1's lanes 0..3 in its high half, B (high nibbles) their lanes 4..7. The
-; exact int32 lanes of the block are then [A.lo + A.hi | B.lo + B.hi] summed over p (two
-; vperm2i128 and a vpaddd per row and block, integer adds: the twin's lanes exactly). One
-; vpshufb of the row's scale words serves both products ([scale 2p | scale 2p + 1]: Q6_K's
+; products per load keep the nibbles' order: A (low nibbles) holds sub-block 2p's values 0..15 in
+; its low half and 2p + 1's in its high half, B (high nibbles) their values 16..31. The block
+; contract needs only the block's integer sum, so A + B summed over p is the row's int32 lanes
+; (no reordering: any order gives the same exact S_b). One vpshufb of the row's scale words serves both products ([scale 2p | scale 2p + 1]: Q6_K's
 ; scale_pair masks). The products: |x| (shared by the rows, unsigned) by w sign(x) (vpsignb),
 ; both <= 127 in magnitude, so vpmaddubsw's pair sums (<= 32258) never saturate.
 ; Registers: ymm10 = 0x0f, ymm11 = the codebook in both lanes.
@@ -282,8 +282,8 @@ FUNCTION matvec_q6_k_r4_avx2, 5, KD_GPRS, 16
 
 RODATA
 align 32
-; the words of two 8-byte headers (rows r, r + 1) that hold d
-iq4_d_words:  dw -1, 0, 0, 0, -1, 0, 0, 0
+; the d words of the four rows' headers' first dwords (d, scales_h) gathered into words 0..3
+iq4_d_gather: db 0, 1, 4, 5, 8, 9, 12, 13, -128, -128, -128, -128, -128, -128, -128, -128
 ; per 128-bit lane = the headers of two rows (bytes 0..7, 8..15)
 ; dwords: scales_h's low byte, its high byte of the first row; the same of the second (zero-extended)
 iq4_high_src: times 2 db 2, -128, -128, -128, 3, -128, -128, -128, 10, -128, -128, -128, 11, -128, -128, -128
@@ -301,15 +301,12 @@ words_32_y:   times 16 dw 32
   vmovhps xmm0, xmm0, [kd_w + kd_o1]
   vmovq xmm1, [kd_w + kd_o2]
   vmovhps xmm1, xmm1, [kd_w + kd_o3]
-  vbroadcastss ymm5, [kd_act + ACTK_D]
-  vpand xmm2, xmm0, [rel iq4_d_words]             ; d of rows 0, 1 (the other halves zero)
-  vcvtph2ps ymm2, xmm2
-  vmulps ymm2, ymm2, ymm5
-  vmovaps [rsp], ymm2                             ; d_r * x.d at [rsp + 16 r]
-  vpand xmm3, xmm1, [rel iq4_d_words]
-  vcvtph2ps ymm3, xmm3
-  vmulps ymm3, ymm3, ymm5
-  vmovaps [rsp + 32], ymm3
+  vshufps xmm2, xmm0, xmm1, 0x88                  ; the headers' first dwords: (d, scales_h)
+  vpshufb xmm2, xmm2, [rel iq4_d_gather]
+  vcvtph2ps xmm2, xmm2
+  vbroadcastss xmm3, [kd_act + ACTK_D]
+  vmulps xmm2, xmm2, xmm3
+  vmovaps [rsp], xmm2                             ; d_r * x.d at [rsp + 4 r]
   vinserti128 ymm0, ymm0, xmm1, 1
   ; the high 2 bits: byte j of a row = ((scales_h >> 2 j) & 3) << 4. Each scales_h byte in its own
   ; dword, its four 2-bit fields spread to bytes 0..3 by shifts of 6 and 12 (no field meets
@@ -382,9 +379,7 @@ words_32_y:   times 16 dw 32
     %endif
     %assign %%p %%p + 1
   %endrep
-  vperm2i128 ymm6, ymm4, ymm5, 0x20               ; [A.lo | B.lo]
-  vperm2i128 ymm4, ymm4, ymm5, 0x31               ; [A.hi | B.hi]
-  vpaddd ymm6, ymm6, ymm4                         ; the block's lanes in the twin's order
+  vpaddd ymm6, ymm4, ymm5                         ; lanes whose sum is the block's S_b
 %endmacro
 
 ; ------------------------------------------------------------------------------------------------
@@ -392,4 +387,4 @@ words_32_y:   times 16 dw 32
 ;                                     int64_t cols)                cols % 256 == 0, cols > 0
 ; ------------------------------------------------------------------------------------------------
 FUNCTION matvec_iq4_xs_r4_avx2, 5, KD_GPRS, 16
-  KDECODE_MATVEC 136, IQ4_SETUP, IQ4_PREP, IQ4_ROW, 16, 0, IQ4_SCRATCH
+  KDECODE_MATVEC 136, IQ4_SETUP, IQ4_PREP, IQ4_ROW, 0, IQ4_SCRATCH

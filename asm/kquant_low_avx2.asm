@@ -7,9 +7,11 @@
 ; One skeleton (LANES_MATVEC) walks rows and blocks; each type supplies one macro that leaves a
 ; block's 8 exact int32 lanes in ymm7 (and adds its mins term to xmm9). Quants are unpacked to
 ; bytes in registers; vpmaddubsw multiplies them (unsigned) with the int8 activations into int16
-; pairs, vpmaddwd weighs the pairs with the sub-block scales (or 1) into int32 lanes. The lanes
-; are added as fma(d_w * d_x, float(lane), acc) and summed in a fixed tree at the row's end,
-; exactly as the twins do, so asm and twin agree bit for bit.
+; pairs, vpmaddwd weighs the pairs with the sub-block scales (or 1) into int32 lanes. Q2_K / Q3_K
+; follow the block contract (the lanes' integer sum S_b, acc = fma(d_w * d_x, float(S_b), acc),
+; y = acc - mins), the 32-value types the lanes contract (each lane added as fma(d_w * d_x,
+; float(lane), acc), the 8 float lanes summed in a fixed tree at the row's end), exactly as the
+; twins do (kquant_lanes.h), so asm and twin agree bit for bit.
 
 %include "quant_common.inc"             ; abi.inc, reduce.inc, the ActBlock layout (ACT_*)
 
@@ -45,14 +47,16 @@ run_scales_%[k]: times 8 db 4 * k, 4 * k + 1
   vmulss xmm%1, xmm%1, [g5]
 %endmacro
 
-; LANES_MATVEC block_bytes, d_offset, act_bytes, log2(values per block), SETUP, BLOCK, mins
+; LANES_MATVEC block_bytes, d_offset, act_bytes, log2(values per block), SETUP, BLOCK, mins,
+; per_block
 ; void fn(const void* w, const Act* x, float* y, int64_t rows, int64_t cols): the whole kernel.
 ; Registers: g0 = weight block, g1 = first activation block, g2 = y, g3 = rows left, g4 = blocks
-; per row, g5 = activation block, g6 = scratch, g7 = blocks left; ymm8 = the 8 float lanes,
-; xmm9 = the mins term. SETUP loads constants into ymm5, ymm6, ymm14, ymm15; BLOCK (weight block
-; at g0, activation at g5) leaves the int32 lanes in ymm7 and may use ymm0..4, ymm10..13, and
-; for a mins term (mins = 1) add to xmm9; y = tree(lanes) - xmm9.
-%macro LANES_MATVEC 7
+; per row, g5 = activation block, g6 = scratch, g7 = blocks left; ymm8 = the accumulator (the
+; 8 float lanes; per_block = 1: one float, the block contract), xmm9 = the mins term. SETUP loads
+; constants into ymm5, ymm6, ymm14, ymm15; BLOCK (weight block at g0, activation at g5) leaves
+; the int32 lanes in ymm7 and may use ymm0..4, ymm10..13, and for a mins term (mins = 1) add to
+; xmm9; y = acc (per_block) or tree(lanes), minus xmm9.
+%macro LANES_MATVEC 8
   shr g4, %4
   test g3, g3
   jle %%done
@@ -64,16 +68,27 @@ run_scales_%[k]: times 8 db 4 * k, 4 * k + 1
   mov g7, g4
 %%block:
   %6
-  vcvtdq2ps ymm7, ymm7
-  HALF_TIMES_XD 13, [g0 + %2]
-  vbroadcastss ymm13, xmm13
-  vfmadd231ps ymm8, ymm13, ymm7
+  %if %8
+    HSUM_EPI32 7, 0                    ; S_b
+    vcvtdq2ps xmm7, xmm7
+    HALF_TIMES_XD 13, [g0 + %2]
+    vfmadd231ss xmm8, xmm13, xmm7
+  %else
+    vcvtdq2ps ymm7, ymm7
+    HALF_TIMES_XD 13, [g0 + %2]
+    vbroadcastss ymm13, xmm13
+    vfmadd231ps ymm8, ymm13, ymm7
+  %endif
   add g0, %1
   add g5, %3
   dec g7
   jnz %%block
-  vmovaps ymm0, ymm8
-  HSUM_YMM0                            ; the twin's tree
+  %if %8
+    vmovaps xmm0, xmm8
+  %else
+    vmovaps ymm0, ymm8
+    HSUM_YMM0                          ; the twin's tree
+  %endif
   %if %7
     vsubss xmm0, xmm0, xmm9
   %endif
@@ -162,7 +177,7 @@ run_scales_%[k]: times 8 db 4 * k, 4 * k + 1
 %endmacro
 
 FUNCTION matvec_q2_k_avx2, 5, 8, 16
-  LANES_MATVEC 84, 80, ACTK_BYTES, 8, Q2_K_SETUP, Q2_K_BLOCK, 1
+  LANES_MATVEC 84, 80, ACTK_BYTES, 8, Q2_K_SETUP, Q2_K_BLOCK, 1, 1
 
 ; ------------------------------------------------------------------------------------------------
 ; void magnetar_matvec_q3_k_avx2(const void* w, const ActBlockK* x, float* y, int64_t rows,
@@ -199,7 +214,7 @@ FUNCTION matvec_q2_k_avx2, 5, 8, 16
 %endmacro
 
 FUNCTION matvec_q3_k_avx2, 5, 8, 16
-  LANES_MATVEC 110, 108, ACTK_BYTES, 8, Q3_K_SETUP, Q3_K_BLOCK, 0
+  LANES_MATVEC 110, 108, ACTK_BYTES, 8, Q3_K_SETUP, Q3_K_BLOCK, 0, 1
 
 ; ------------------------------------------------------------------------------------------------
 ; The 32-value types: void magnetar_matvec_<type>_avx2(const void* w, const ActBlock* x, float* y,
@@ -263,7 +278,7 @@ FUNCTION matvec_q3_k_avx2, 5, 8, 16
 %endmacro
 
 FUNCTION matvec_iq4_nl_avx2, 5, 8, 16
-  LANES_MATVEC 18, 0, ACT_BLOCK, 5, IQ4_NL_SETUP, IQ4_NL_BLOCK, 0
+  LANES_MATVEC 18, 0, ACT_BLOCK, 5, IQ4_NL_SETUP, IQ4_NL_BLOCK, 0, 0
 
 ; Q4_1 (20 bytes: d, m, qs[16]): value q d + m.
 %macro Q4_1_BLOCK 0
@@ -273,7 +288,7 @@ FUNCTION matvec_iq4_nl_avx2, 5, 8, 16
 %endmacro
 
 FUNCTION matvec_q4_1_avx2, 5, 8, 16
-  LANES_MATVEC 20, 0, ACT_BLOCK, 5, B32_SETUP, Q4_1_BLOCK, 1
+  LANES_MATVEC 20, 0, ACT_BLOCK, 5, B32_SETUP, Q4_1_BLOCK, 1, 0
 
 ; Q5_0 (22 bytes: d, qh[4], qs[16]): value (q - 16) d; each lane takes 2 sum(x) off.
 %macro Q5_0_BLOCK 0
@@ -286,7 +301,7 @@ FUNCTION matvec_q4_1_avx2, 5, 8, 16
 %endmacro
 
 FUNCTION matvec_q5_0_avx2, 5, 8, 16
-  LANES_MATVEC 22, 0, ACT_BLOCK, 5, B32_SETUP, Q5_0_BLOCK, 0
+  LANES_MATVEC 22, 0, ACT_BLOCK, 5, B32_SETUP, Q5_0_BLOCK, 0, 0
 
 ; Q5_1 (24 bytes: d, m, qh[4], qs[16]): value q d + m.
 %macro Q5_1_BLOCK 0
@@ -297,4 +312,4 @@ FUNCTION matvec_q5_0_avx2, 5, 8, 16
 %endmacro
 
 FUNCTION matvec_q5_1_avx2, 5, 8, 16
-  LANES_MATVEC 24, 0, ACT_BLOCK, 5, B32_SETUP, Q5_1_BLOCK, 1
+  LANES_MATVEC 24, 0, ACT_BLOCK, 5, B32_SETUP, Q5_1_BLOCK, 1, 0

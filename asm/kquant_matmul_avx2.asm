@@ -54,48 +54,40 @@
   FIFTH_BIT %1, 8, 11, 10
 %endmacro
 
-; K_MINS_FIX: the 8 tokens' mins terms at once, lane t for token t: m = fma(dmin * x_t.d,
-; float(mins . bsums_t), m), the matvec's scalar operations on the same exact integer.
-%macro K_MINS_FIX 0
-  vpmaddwd ymm8, ymm13, [KQ_X0 + ACTK_BSUMS]
-  vpmaddwd ymm9, ymm13, [KQ_X1 + ACTK_BSUMS]
-  vphaddd ymm8, ymm8, ymm9
-  vpmaddwd ymm9, ymm13, [KQ_X2 + ACTK_BSUMS]
-  vpmaddwd ymm10, ymm13, [KQ_X3 + ACTK_BSUMS]
-  vphaddd ymm9, ymm9, ymm10
-  vphaddd ymm8, ymm8, ymm9              ; each lane half: tokens 0..3's partial sums
-  vpmaddwd ymm9, ymm13, [KQ_X4 + ACTK_BSUMS]
-  vpmaddwd ymm10, ymm13, [KQ_X5 + ACTK_BSUMS]
-  vphaddd ymm9, ymm9, ymm10
-  vpmaddwd ymm10, ymm13, [KQ_X6 + ACTK_BSUMS]
-  vpmaddwd ymm11, ymm13, [KQ_X7 + ACTK_BSUMS]
-  vphaddd ymm10, ymm10, ymm11
-  vphaddd ymm9, ymm9, ymm10             ; tokens 4..7
-  vperm2i128 ymm10, ymm8, ymm9, 0x20
-  vperm2i128 ymm11, ymm8, ymm9, 0x31
-  vpaddd ymm10, ymm10, ymm11            ; token t's mins . bsums in lane t
-  vcvtdq2ps ymm10, ymm10
-  vmovss xmm8, [KQ_X0 + ACTK_D]
-  vinsertps xmm8, xmm8, dword [KQ_X1 + ACTK_D], 0x10
-  vinsertps xmm8, xmm8, dword [KQ_X2 + ACTK_D], 0x20
-  vinsertps xmm8, xmm8, dword [KQ_X3 + ACTK_D], 0x30
-  vmovss xmm9, [KQ_X4 + ACTK_D]
-  vinsertps xmm9, xmm9, dword [KQ_X5 + ACTK_D], 0x10
-  vinsertps xmm9, xmm9, dword [KQ_X6 + ACTK_D], 0x20
-  vinsertps xmm9, xmm9, dword [KQ_X7 + ACTK_D], 0x30
-  vinsertf128 ymm8, ymm8, xmm9, 1       ; x_t.d in lane t
-  vbroadcastss ymm9, xmm15
-  vmulps ymm8, ymm8, ymm9               ; dmin * x_t.d
-  vfmadd213ps ymm10, ymm8, [rsp + KQ_MINS]
-  vmovups [rsp + KQ_MINS], ymm10
+; K_MINS (after KQ_BLOCK_END, ymm1 = the tokens' x.d): the 8 tokens' mins terms at once, lane t
+; for token t: m = fma(dmin * x_t.d, float(mins . bsums_t), m), the matvec's scalar operations
+; on the same exact integer.
+%macro K_MINS 0
+  vpmaddwd ymm2, ymm13, [KQ_X0 + ACTK_BSUMS]
+  vpmaddwd ymm3, ymm13, [KQ_X1 + ACTK_BSUMS]
+  vphaddd ymm2, ymm2, ymm3
+  vpmaddwd ymm3, ymm13, [KQ_X2 + ACTK_BSUMS]
+  vpmaddwd ymm4, ymm13, [KQ_X3 + ACTK_BSUMS]
+  vphaddd ymm3, ymm3, ymm4
+  vphaddd ymm2, ymm2, ymm3              ; each lane half: tokens 0..3's partial sums
+  vpmaddwd ymm3, ymm13, [KQ_X4 + ACTK_BSUMS]
+  vpmaddwd ymm4, ymm13, [KQ_X5 + ACTK_BSUMS]
+  vphaddd ymm3, ymm3, ymm4
+  vpmaddwd ymm4, ymm13, [KQ_X6 + ACTK_BSUMS]
+  vpmaddwd ymm5, ymm13, [KQ_X7 + ACTK_BSUMS]
+  vphaddd ymm4, ymm4, ymm5
+  vphaddd ymm3, ymm3, ymm4              ; tokens 4..7
+  vperm2i128 ymm4, ymm2, ymm3, 0x20
+  vperm2i128 ymm5, ymm2, ymm3, 0x31
+  vpaddd ymm4, ymm4, ymm5               ; token t's mins . bsums in lane t
+  vcvtdq2ps ymm4, ymm4
+  vbroadcastss ymm2, xmm15
+  vmulps ymm2, ymm2, ymm1               ; dmin * x_t.d
+  vfmadd213ps ymm4, ymm2, [rsp + KQ_MINS]
+  vmovups [rsp + KQ_MINS], ymm4
 %endmacro
 
 %macro Q4K_BLOCK 0
-  KQ_BLOCK K_TILE_BEGIN, Q4K_RUN, 0, K_MINS_FIX
+  KQ_BLOCK K_TILE_BEGIN, Q4K_RUN, 0, KQ_NO_FIX, K_MINS
 %endmacro
 
 %macro Q5K_BLOCK 0
-  KQ_BLOCK Q5K_TILE_BEGIN, Q5K_RUN, 0, K_MINS_FIX
+  KQ_BLOCK Q5K_TILE_BEGIN, Q5K_RUN, 0, KQ_NO_FIX, K_MINS
 %endmacro
 
 FUNCTION matmul_q4_k_avx2, 7, 15, 16
@@ -156,11 +148,11 @@ FUNCTION matmul_q5_k_avx2, 7, 15, 16
 %endmacro
 
 %macro Q6K_BLOCK 0
-  KQ_BLOCK Q6K_TILE_BEGIN, Q6K_RUN, 0, Q6K_FIX
+  KQ_BLOCK Q6K_TILE_BEGIN, Q6K_RUN, 0, Q6K_FIX, KQ_NO_FIX
 %endmacro
 
 FUNCTION matmul_q6_k_avx2, 7, 15, 16
-  KQUANT_MATMUL 210, KQ_NO_SETUP, Q6K_BLOCK, KQ_STORE_LANES
+  KQUANT_MATMUL 210, KQ_NO_SETUP, Q6K_BLOCK, KQ_STORE_ACC
 
 ; ---- IQ4_XS: codebook weights (signed), |w| x sign(w)-moved activations ----------------------------
 ; Run p of qs (32 bytes) holds sub-block 2p (bytes 0..15: low nibbles are values 0..15, high
@@ -197,8 +189,8 @@ FUNCTION matmul_q6_k_avx2, 7, 15, 16
 %endmacro
 
 %macro IQ4_BLOCK 0
-  KQ_BLOCK IQ4_TILE_BEGIN, IQ4_RUN, 1, KQ_NO_FIX
+  KQ_BLOCK IQ4_TILE_BEGIN, IQ4_RUN, 1, KQ_NO_FIX, KQ_NO_FIX
 %endmacro
 
 FUNCTION matmul_iq4_xs_avx2, 7, 15, 16
-  KQUANT_MATMUL 136, IQ4_SETUP, IQ4_BLOCK, KQ_STORE_LANES
+  KQUANT_MATMUL 136, IQ4_SETUP, IQ4_BLOCK, KQ_STORE_ACC

@@ -118,19 +118,19 @@ void iq4_xs_block_sums(const BlockIQ4_XS& wb, const ActBlockK& xb, int32_t* sums
 }  // namespace
 
 void matvec_q4_k_ref(const void* w, const ActBlockK* x, float* y, int64_t rows, int64_t cols) {
-  matvec_lanes_ref<BlockQ4_K>(w, x, y, rows, cols, k_scaled_block_sums<BlockQ4_K, false>);
+  matvec_block_ref<BlockQ4_K>(w, x, y, rows, cols, k_scaled_block_sums<BlockQ4_K, false>);
 }
 
 void matvec_q5_k_ref(const void* w, const ActBlockK* x, float* y, int64_t rows, int64_t cols) {
-  matvec_lanes_ref<BlockQ5_K>(w, x, y, rows, cols, k_scaled_block_sums<BlockQ5_K, true>);
+  matvec_block_ref<BlockQ5_K>(w, x, y, rows, cols, k_scaled_block_sums<BlockQ5_K, true>);
 }
 
 void matvec_q6_k_ref(const void* w, const ActBlockK* x, float* y, int64_t rows, int64_t cols) {
-  matvec_lanes_ref<BlockQ6_K>(w, x, y, rows, cols, q6_k_block_sums);
+  matvec_block_ref<BlockQ6_K>(w, x, y, rows, cols, q6_k_block_sums);
 }
 
 void matvec_iq4_xs_ref(const void* w, const ActBlockK* x, float* y, int64_t rows, int64_t cols) {
-  matvec_lanes_ref<BlockIQ4_XS>(w, x, y, rows, cols, iq4_xs_block_sums);
+  matvec_block_ref<BlockIQ4_XS>(w, x, y, rows, cols, iq4_xs_block_sums);
 }
 
 void matmul_k_ref(MatvecKFn matvec, const void* w, const ActBlockK* x, float* y, int64_t rows, int64_t cols,

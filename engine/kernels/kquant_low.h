@@ -3,13 +3,16 @@
 // and Q5_1 against Q8_0-style activation blocks (ActBlock, quant.h). C++ twins (kquant_low_dot.cpp:
 // the fallback and the test oracle) and their asm (asm/kquant_low_avx2.asm), bit for bit equal.
 //
-// Numerics: kquants.h's contract (kquant_lanes.h): per block, 8 exact int32 lane sums, each added
-// as lane[i] = fma(d_w * d_x, float(sum_i), lane[i]); a mins term m accumulated by fma; y = the
-// lanes' tree sum - m. Lane i holds values 4i..4i+3 of each run of 32 (Q2_K / Q3_K: runs r = 0..7
-// of a super-block; the 32-value types: the block itself). Per type:
-//   Q2_K   sum_i = sum of (sc_s & 15) * q * x;  m = fma(dmin * d_x, float(sum_s (sc_s >> 4) * bsums[s]), m)
-//   Q3_K   q + 4 (0..7, the high bit set = +4) weighed by the signed scale (6-bit - 32); lane i
-//          subtracts 4 * (sc[2i] * bsums[2i] + sc[2i+1] * bsums[2i+1]); no mins
+// Numerics (kquant_lanes.h), two contracts:
+//   Q2_K, Q3_K: kquants.h's block contract: per super-block one exact int32 S_b,
+//     acc = fma(d_w * d_x, float(S_b), acc); a mins term m accumulated by fma; y = acc - m.
+//   IQ4_NL, Q4_1, Q5_0, Q5_1: the lanes contract: per block, 8 exact int32 lane sums (lane i:
+//     values 4i..4i+3 of the block), each added as lane[i] = fma(d_w * d_x, float(sum_i), lane[i]);
+//     a mins term m accumulated by fma; y = the lanes' tree sum - m.
+// The integer sums per type (S_b = the sum over the runs r = 0..7 of 32 values of Q2_K / Q3_K):
+//   Q2_K   S_b = sum of (sc_s & 15) * q * x;  m = fma(dmin * d_x, float(sum_s (sc_s >> 4) * bsums[s]), m)
+//   Q3_K   q + 4 (0..7, the high bit set = +4) weighed by the signed scale (6-bit - 32); S_b
+//          subtracts 4 * sum_s sc[s] * bsums[s]; no mins
 //   IQ4_NL sum_i = sum of kIq4Values[q] * x; no mins
 //   Q4_1   sum_i = sum of q * x;  m = fma(-(m_w * d_x), float(x.sum), m)   (so y = tree + m_w d_x sum)
 //   Q5_0   sum_i = sum of q * x - 2 * x.sum   (q = 0..31: the eight lanes carry -16 * x.sum)

@@ -67,11 +67,11 @@ void q5_1_block_sums(const BlockQ5_1& wb, const ActBlock& xb, int32_t* sums, flo
 }  // namespace
 
 void matvec_q2_k_ref(const void* w, const ActBlockK* x, float* y, int64_t rows, int64_t cols) {
-  matvec_lanes_ref<BlockQ2_K>(w, x, y, rows, cols, q2_k_block_sums);
+  matvec_block_ref<BlockQ2_K>(w, x, y, rows, cols, q2_k_block_sums);
 }
 
 void matvec_q3_k_ref(const void* w, const ActBlockK* x, float* y, int64_t rows, int64_t cols) {
-  matvec_lanes_ref<BlockQ3_K>(w, x, y, rows, cols, q3_k_block_sums);
+  matvec_block_ref<BlockQ3_K>(w, x, y, rows, cols, q3_k_block_sums);
 }
 
 void matvec_iq4_nl_ref(const void* w, const ActBlock* x, float* y, int64_t rows, int64_t cols) {

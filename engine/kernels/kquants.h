@@ -82,11 +82,12 @@ static_assert(sizeof(ActBlockK) == 320, "ActBlockK layout is shared with asm/kqu
 void quantize_act_k_ref(const float* x, ActBlockK* out, int64_t n);  // n % 256 == 0
 
 // y[r] = row r of w (Q4_K / Q5_K / Q6_K / IQ4_XS blocks, any alignment) . x, r < rows; cols % 256 == 0.
-// Numerics (what the asm reproduces bit for bit): per block, 8 exact int32 lane sums
-// (lane i: values 4i..4i+3 of each run of 32, weighted by their sub-block scale;
-// Q6_K subtracts 32 (sc[2i] bsums[2i] + sc[2i+1] bsums[2i+1]) from lane i), each added as
-// lane[i] = fma(d_w * d_x, float(sum_i), lane[i]); Q4_K's mins as m = fma(dmin_w * d_x,
-// float(mins . pair sums of bsums), m) (Q4_K, Q5_K); y = ((l0 + l4) + (l2 + l6)) + ((l1 + l5) + (l3 + l7)) [- m].
+// Numerics, the block contract (what every asm kernel of these types reproduces bit for bit,
+// kquant_lanes.h): per row, acc = 0, m = 0; for each super-block b in order, S_b = the block's
+// exact int32 dot (each value weighted by its sub-block scale; Q6_K subtracts
+// 32 sum_s sc[s] bsums[s]; any summation order gives the same integer) and
+// acc = fma(d_w * d_x, float(S_b), acc) (d_w * d_x rounded once, then one fma); the mins (Q4_K,
+// Q5_K) m = fma(dmin_w * d_x, float(mins . pair sums of bsums), m); y = acc [- m].
 using MatvecKFn = void (*)(const void* w, const ActBlockK* x, float* y, int64_t rows, int64_t cols);
 void matvec_q4_k_ref(const void* w, const ActBlockK* x, float* y, int64_t rows, int64_t cols);
 void matvec_q5_k_ref(const void* w, const ActBlockK* x, float* y, int64_t rows, int64_t cols);
