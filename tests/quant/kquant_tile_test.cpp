@@ -60,24 +60,6 @@ std::vector<ActBlockK> tokens_of(int64_t cols, int64_t n_tokens, std::mt19937& r
   return x;
 }
 
-// Outputs [n_tokens, y_stride] + kGuard, all kSentinel.
-std::vector<float> sentinels(int64_t rows, int64_t n_tokens, int64_t y_stride) {
-  return std::vector<float>(size_t(std::max<int64_t>(n_tokens - 1, 0) * y_stride + rows + kGuard), kSentinel);
-}
-
-void expect_same(const std::vector<float>& got, const std::vector<float>& want, int64_t rows, int64_t n_tokens,
-                 int64_t y_stride, const std::string& what) {
-  ASSERT_EQ(got.size(), want.size());
-  for (size_t i = 0; i < got.size(); ++i) {
-    const int64_t t = int64_t(i) / y_stride, r = int64_t(i) % y_stride;
-    if (t < n_tokens && r < rows)
-      ASSERT_EQ(std::memcmp(&got[i], &want[i], 4), 0)
-          << what << ": token " << t << " row " << r << ": " << got[i] << " vs " << want[i];
-    else
-      ASSERT_EQ(got[i], kSentinel) << what << ": wrote outside its outputs at token " << t << " row " << r;
-  }
-}
-
 // One call of the tile kernel against the twin: weights at w_offset, activations at x_offset.
 void check_tile(const TileCase& c, int64_t rows, int64_t cols, int64_t n_tokens, size_t w_offset, size_t x_offset,
                 std::mt19937& rng, bool extreme) {
@@ -87,10 +69,10 @@ void check_tile(const TileCase& c, int64_t rows, int64_t cols, int64_t n_tokens,
   const std::vector<ActBlockK> xs = tokens_of(cols, std::max<int64_t>(n_tokens, 1), rng, extreme);
   const Placed x = place(xs.data(), xs.size() * sizeof(ActBlockK), x_offset);
   const int64_t y_stride = rows + (n_tokens % 3);  // packed outputs, or a gap between tokens
-  std::vector<float> want = sentinels(rows, n_tokens, y_stride), got = want;
+  std::vector<float> want = sentinel_outputs(rows, n_tokens, y_stride), got = want;
   matmul_k_ref(c.twin, w.data, xs.data(), want.data(), rows, cols, n_tokens, y_stride);
   c.tile(w.data, static_cast<const ActBlockK*>(x.data), got.data(), rows, cols, n_tokens, y_stride);
-  expect_same(got, want, rows, n_tokens, y_stride,
+  expect_outputs(got, want, rows, n_tokens, y_stride,
               "rows " + std::to_string(rows) + " cols " + std::to_string(cols) + " tokens " +
                   std::to_string(n_tokens) + " offsets " + std::to_string(w_offset) + "/" + std::to_string(x_offset) +
                   (extreme ? " (extreme)" : ""));
@@ -183,18 +165,18 @@ TEST_F(KQuantTile, EntryAndOpsMatchTwinBitExact) {
       for (float& v : x) v = std::uniform_real_distribution<float>(-1, 1)(rng);
       std::vector<ActBlockK> xq(size_t(n_tokens * cols / kSuperBlock));
       quantize_act_k_ref(x.data(), xq.data(), n_tokens * cols);
-      std::vector<float> want = sentinels(rows, n_tokens, rows);
+      std::vector<float> want = sentinel_outputs(rows, n_tokens, rows);
       matmul_k_ref(c.twin, w.data() + 2, xq.data(), want.data(), rows, cols, n_tokens, rows);
       const std::string what = "tokens " + std::to_string(n_tokens);
-      std::vector<float> got = sentinels(rows, n_tokens, rows);
+      std::vector<float> got = sentinel_outputs(rows, n_tokens, rows);
       traits.avx2.prefill(w.data() + 2, xq.data(), got.data(), rows, cols, n_tokens, rows);
-      expect_same(got, want, rows, n_tokens, rows, "avx2 prefill entry, " + what);
+      expect_outputs(got, want, rows, n_tokens, rows, "avx2 prefill entry, " + what);
       const ops::Matrix m{w.data() + 2, c.dtype, rows, cols};
       for (int threads : {1, 2}) {
         ThreadPool pool(threads);
-        std::vector<float> y = sentinels(rows, n_tokens, rows);
+        std::vector<float> y = sentinel_outputs(rows, n_tokens, rows);
         ops::matmul(pool, m, x.data(), n_tokens, y.data());
-        expect_same(y, want, rows, n_tokens, rows, "ops::matmul, threads " + std::to_string(threads) + ", " + what);
+        expect_outputs(y, want, rows, n_tokens, rows, "ops::matmul, threads " + std::to_string(threads) + ", " + what);
       }
     }
   }

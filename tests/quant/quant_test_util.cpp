@@ -6,6 +6,7 @@
 #include <cfloat>
 #include <cmath>
 #include <cstring>
+#include <string>
 #include <string_view>
 
 #include "kernels/kernels.h"
@@ -71,6 +72,23 @@ std::vector<double> order_tolerance(format::DType dtype, const QuantMatrix& m, c
 
 void expect_sentinels(const std::vector<float>& y, int64_t rows) {
   for (int64_t i = rows; i < rows + kGuard; ++i) ASSERT_EQ(y[i], kSentinel) << "write past row " << rows;
+}
+
+std::vector<float> sentinel_outputs(int64_t rows, int64_t n_tokens, int64_t y_stride) {
+  return std::vector<float>(size_t(std::max<int64_t>(n_tokens - 1, 0) * y_stride + rows + kGuard), kSentinel);
+}
+
+void expect_outputs(const std::vector<float>& got, const std::vector<float>& want, int64_t rows, int64_t n_tokens,
+                    int64_t y_stride, const std::string& what) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    const int64_t t = int64_t(i) / y_stride, r = int64_t(i) % y_stride;
+    if (t < n_tokens && r < rows)
+      ASSERT_EQ(std::memcmp(&got[i], &want[i], 4), 0)
+          << what << " token " << t << " row " << r << ": " << got[i] << " vs " << want[i];
+    else
+      ASSERT_EQ(got[i], kSentinel) << what << " wrote outside its outputs at token " << t << " row " << r;
+  }
 }
 
 ExtremeBlocks make_extreme_blocks(int64_t rows, int64_t blocks, int64_t n_tokens) {
