@@ -216,7 +216,7 @@ constexpr TypeKernels k_quant_kernels() {
 // The transposed 8-row tiles (kquant_tile.h) from kKTransMinTokens tokens, fewer as above (the
 // matvec per token). The kernel transposes each 8 rows once per call and re-reads the call's
 // activations for every 8 rows, so a call takes as many tokens as kTransChunkBytes of activations
-// (102 tokens of 2048 columns, 25 of 8192): in L2 while every 8 rows pass. On the llama-3.2-1b
+// (100 tokens of 2048 columns, 24 of 8192): in L2 while every 8 rows pass. On the llama-3.2-1b
 // Q4_K_M prefill (64 tokens, 1 thread) 1 MiB, which shares each transposition among all 64 tokens
 // of the 8192-column matrix, ran no faster (96-98 against 100-106 GFLOP/s).
 template <MatvecKFn Matvec, MatmulKFn Tile, DType T>
@@ -227,7 +227,8 @@ void prefill_k_transposed(const void* w, const ActBlockK* x, float* y, int64_t r
                                                                                    y_stride);
   constexpr int64_t kTransChunkBytes = 256 * 1024;
   const int64_t blocks = cols / kSuperBlock;
-  const int64_t chunk = std::max<int64_t>(kKTransMinTokens, kTransChunkBytes / (blocks * int64_t(sizeof(ActBlockK))));
+  // whole 4-token passes where the call allows (a 1-token pass loads every k-step for one token)
+  const int64_t chunk = std::max<int64_t>(4, kTransChunkBytes / (blocks * int64_t(sizeof(ActBlockK))) / 4 * 4);
   for (int64_t t = 0; t < n_tokens; t += chunk)
     Tile(w, x + t * blocks, y + t * y_stride, rows, cols, std::min(chunk, n_tokens - t), y_stride);
 }
