@@ -23,10 +23,13 @@
     vmovdqu xmm%[kt_r], [KT_R + 4]       ; the 12 bytes (and 4 of qs, unused)
     %assign kt_r kt_r + 1
   %endrep
-  KT_BYTE_TRANSPOSE
-  vmovdqa ymm0, [rsp + KT_STAGE]         ; B(0..3)
-  vmovdqa ymm1, [rsp + KT_STAGE + 32]    ; B(4..7)
-  vmovdqa ymm2, [rsp + KT_STAGE + 64]    ; B(8..11)
+  KT_BYTE_TRANSPOSE_HALF 1               ; (in registers: a 32-byte load of two 16-byte
+  vinserti128 ymm12, ymm8, xmm9, 1       ; stores would wait for them instead of forwarding)
+  vmovdqa [rsp + KT_STAGE + 64], ymm12   ; B(8..11)
+  KT_BYTE_TRANSPOSE_HALF 0
+  vinserti128 ymm0, ymm8, xmm9, 1        ; B(0..3)
+  vinserti128 ymm1, ymm10, xmm11, 1      ; B(4..7)
+  vmovdqa ymm2, [rsp + KT_STAGE + 64]
   vpand ymm4, ymm0, [rel kt_low6]        ; sc[0..3]
   vpand ymm5, ymm1, [rel kt_low6]        ; m[0..3]
   vpsrlw ymm6, ymm0, 2                   ; (word shifts: the bits crossing bytes are masked off)
