@@ -58,28 +58,18 @@
 ; for token t: m = fma(dmin * x_t.d, float(mins . bsums_t), m), the matvec's scalar operations
 ; on the same exact integer.
 %macro K_MINS 0
-  vpmaddwd ymm2, ymm13, [KQ_X0 + ACTK_BSUMS]
-  vpmaddwd ymm3, ymm13, [KQ_X1 + ACTK_BSUMS]
-  vphaddd ymm2, ymm2, ymm3
-  vpmaddwd ymm3, ymm13, [KQ_X2 + ACTK_BSUMS]
-  vpmaddwd ymm4, ymm13, [KQ_X3 + ACTK_BSUMS]
-  vphaddd ymm3, ymm3, ymm4
-  vphaddd ymm2, ymm2, ymm3              ; each lane half: tokens 0..3's partial sums
-  vpmaddwd ymm3, ymm13, [KQ_X4 + ACTK_BSUMS]
-  vpmaddwd ymm4, ymm13, [KQ_X5 + ACTK_BSUMS]
-  vphaddd ymm3, ymm3, ymm4
-  vpmaddwd ymm4, ymm13, [KQ_X6 + ACTK_BSUMS]
-  vpmaddwd ymm5, ymm13, [KQ_X7 + ACTK_BSUMS]
-  vphaddd ymm4, ymm4, ymm5
-  vphaddd ymm3, ymm3, ymm4              ; tokens 4..7
-  vperm2i128 ymm4, ymm2, ymm3, 0x20
-  vperm2i128 ymm5, ymm2, ymm3, 0x31
-  vpaddd ymm4, ymm4, ymm5               ; token t's mins . bsums in lane t
-  vcvtdq2ps ymm4, ymm4
-  vbroadcastss ymm2, xmm15
-  vmulps ymm2, ymm2, ymm1               ; dmin * x_t.d
-  vfmadd213ps ymm4, ymm2, [rsp + KQ_MINS]
-  vmovups [rsp + KQ_MINS], ymm4
+  %assign km_t 0
+  %rep KQ_TOKENS
+    %assign km_r 2 + km_t
+    vpmaddwd ymm%[km_r], ymm13, [KQ_X%[km_t] + ACTK_BSUMS]
+    %assign km_t km_t + 1
+  %endrep
+  KQ_SUM8 2, 3, 4, 5, 6, 7, 8, 9        ; token t's mins . bsums in lane t
+  vcvtdq2ps ymm2, ymm2
+  vbroadcastss ymm3, xmm15
+  vmulps ymm3, ymm3, ymm1               ; dmin * x_t.d
+  vfmadd213ps ymm2, ymm3, [rsp + KQ_MINS]
+  vmovups [rsp + KQ_MINS], ymm2
 %endmacro
 
 %macro Q4K_BLOCK 0
