@@ -154,13 +154,7 @@ TEST_F(KQuantAsm, CalleeSavedRegistersPreserved) {
     const int64_t rows = 5, cols = 512;
     const std::vector<uint8_t> w = make_blocks(c, rows, cols, rng, false);
     const std::vector<ActBlockK> x = quantized_activation(cols, rng, false);
-    std::vector<float> direct(rows), checked(rows);
-    c.fast(w.data() + 2, x.data(), direct.data(), rows, cols);
-    EXPECT_EQ(checked_call(reinterpret_cast<const void*>(c.fast),
-                           {as_arg(w.data() + 2), as_arg(x.data()), as_arg(checked.data()), rows, cols}),
-              0u)
-        << "bit mask of clobbered callee-saved registers";
-    EXPECT_EQ(direct, checked);
+    expect_callee_saved_preserved(c.fast, w.data() + 2, x.data(), rows, cols);
   }
 }
 
@@ -204,13 +198,7 @@ TEST_F(KQuantAsm, MatmulCalleeSavedRegistersPreserved) {
     for (int64_t n_tokens : {int64_t{5}, kKTileTokens + 3}) {
       const std::vector<uint8_t> w = make_blocks(c, rows, cols, rng, false);
       const std::vector<ActBlockK> x = quantized_activation(cols, rng, false, n_tokens);
-      std::vector<float> direct(size_t(rows * n_tokens)), checked(direct.size());
-      c.tile(w.data() + 2, x.data(), direct.data(), rows, cols, n_tokens, rows);
-      EXPECT_EQ(checked_call(reinterpret_cast<const void*>(c.tile), {as_arg(w.data() + 2), as_arg(x.data()),
-                                                                     as_arg(checked.data()), rows, cols, n_tokens, rows}),
-                0u)
-          << "bit mask of clobbered callee-saved registers";
-      EXPECT_EQ(direct, checked);
+      expect_callee_saved_preserved(c.tile, w.data() + 2, x.data(), rows, cols, n_tokens, rows);
     }
   }
 }

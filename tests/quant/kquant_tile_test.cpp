@@ -139,14 +139,7 @@ TEST_F(KQuantTile, CalleeSavedRegistersPreserved) {
     for (int64_t n_tokens : {5, 9}) {
       const std::vector<uint8_t> w = make_k_blocks(c.block_bytes, c.half_offsets, rows, cols, rng, false);
       const std::vector<ActBlockK> x = tokens_of(cols, n_tokens, rng, false);
-      std::vector<float> direct(size_t(rows * n_tokens)), checked(direct.size());
-      c.tile(w.data() + 2, x.data(), direct.data(), rows, cols, n_tokens, rows);
-      EXPECT_EQ(checked_call(reinterpret_cast<const void*>(c.tile),
-                             {as_arg(w.data() + 2), as_arg(x.data()), as_arg(checked.data()), rows, cols, n_tokens,
-                              rows}),
-                0u)
-          << "bit mask of clobbered callee-saved registers";
-      EXPECT_EQ(direct, checked);
+      expect_callee_saved_preserved(c.tile, w.data() + 2, x.data(), rows, cols, n_tokens, rows);
     }
   }
 }

@@ -147,6 +147,31 @@ uint64_t checked_call(const void* fn, const std::vector<int64_t>& args) {
 
 int64_t as_arg(const void* p) { return int64_t(reinterpret_cast<intptr_t>(p)); }
 
+namespace {
+// call(out) runs the kernel directly into out; args are its arguments after the output pointer.
+template <class Call>
+void expect_preserved(const void* fn, const void* w, const ActBlockK* x, size_t outputs, Call call,
+                      const std::vector<int64_t>& sizes) {
+  std::vector<float> direct(outputs), checked(outputs);
+  call(direct.data());
+  std::vector<int64_t> args = {as_arg(w), as_arg(x), as_arg(checked.data())};
+  args.insert(args.end(), sizes.begin(), sizes.end());
+  EXPECT_EQ(checked_call(fn, args), 0u) << "bit mask of clobbered callee-saved registers";
+  EXPECT_EQ(direct, checked);
+}
+}  // namespace
+
+void expect_callee_saved_preserved(MatvecKFn fn, const void* w, const ActBlockK* x, int64_t rows, int64_t cols) {
+  expect_preserved(reinterpret_cast<const void*>(fn), w, x, size_t(rows),
+                   [&](float* y) { fn(w, x, y, rows, cols); }, {rows, cols});
+}
+
+void expect_callee_saved_preserved(MatmulKFn fn, const void* w, const ActBlockK* x, int64_t rows, int64_t cols,
+                                   int64_t n_tokens, int64_t y_stride) {
+  expect_preserved(reinterpret_cast<const void*>(fn), w, x, size_t((n_tokens - 1) * y_stride + rows),
+                   [&](float* y) { fn(w, x, y, rows, cols, n_tokens, y_stride); }, {rows, cols, n_tokens, y_stride});
+}
+
 void run_entry(const kernels::TypeKernels& e, const void* w, const float* x, float* y, int64_t rows, int64_t cols,
                int64_t n_tokens, int64_t y_stride) {
   if (e.act == kernels::ActFormat::F32) return e.prefill(w, x, y, rows, cols, n_tokens, y_stride);

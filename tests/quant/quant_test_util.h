@@ -84,4 +84,10 @@ void run_entry(const kernels::TypeKernels& e, const void* w, const float* x, flo
 uint64_t checked_call(const void* fn, const std::vector<int64_t>& args);
 int64_t as_arg(const void* p);
 
+// A K-quant kernel on w and x called directly and through checked_call: no callee-saved register
+// clobbered (the mask is 0) and the same outputs (rows, or n_tokens x y_stride, floats).
+void expect_callee_saved_preserved(MatvecKFn fn, const void* w, const ActBlockK* x, int64_t rows, int64_t cols);
+void expect_callee_saved_preserved(MatmulKFn fn, const void* w, const ActBlockK* x, int64_t rows, int64_t cols,
+                                   int64_t n_tokens, int64_t y_stride);
+
 }  // namespace magnetar::quant
