@@ -11,6 +11,7 @@
 #include "kernels/kernels.h"
 #include "kernels/kquant_low.h"
 #include "kernels/kquant_decode.h"
+#include "kernels/kquant_tile.h"
 #include "kernels/kquants.h"
 #include "kernels/quant.h"
 #include "kernels/reference.h"
@@ -212,6 +213,30 @@ constexpr TypeKernels k_quant_kernels() {
   return {ActFormat::Q8_K, quantize_as<ActBlockK, quantize_act_k_avx2>, decode_as<ActBlockK, Matvec>,
           prefill_as<ActBlockK, matmul_quantized_rows<ActBlockK, kSuperBlock, Matvec, Tile, T, kTiled>>, nullptr};
 }
+// The transposed 8-row tiles (kquant_tile.h) from kKTransMinTokens tokens, fewer as above (the
+// matvec per token). The kernel transposes each 8 rows once per call and re-reads the call's
+// activations for every 8 rows, so a call takes as many tokens as kTransChunkBytes of activations
+// (100 tokens of 2048 columns, 24 of 8192): in L2 while every 8 rows pass. On the llama-3.2-1b
+// Q4_K_M prefill (64 tokens, 1 thread) 1 MiB, which shares each transposition among all 64 tokens
+// of the 8192-column matrix, ran no faster (96-98 against 100-106 GFLOP/s).
+template <MatvecKFn Matvec, MatmulKFn Tile, DType T>
+void prefill_k_transposed(const void* w, const ActBlockK* x, float* y, int64_t rows, int64_t cols, int64_t n_tokens,
+                          int64_t y_stride) {
+  if (n_tokens < kKTransMinTokens)
+    return matmul_quantized_rows<ActBlockK, kSuperBlock, Matvec, nullptr, T, false>(w, x, y, rows, cols, n_tokens,
+                                                                                   y_stride);
+  constexpr int64_t kTransChunkBytes = 256 * 1024;
+  const int64_t blocks = cols / kSuperBlock;
+  // whole 4-token passes where the call allows (a 1-token pass loads every k-step for one token)
+  const int64_t chunk = std::max<int64_t>(4, kTransChunkBytes / (blocks * int64_t(sizeof(ActBlockK))) / 4 * 4);
+  for (int64_t t = 0; t < n_tokens; t += chunk)
+    Tile(w, x + t * blocks, y + t * y_stride, rows, cols, std::min(chunk, n_tokens - t), y_stride);
+}
+template <MatvecKFn Matvec, MatmulKFn Tile, DType T>
+constexpr TypeKernels k_quant_transposed_kernels() {
+  return {ActFormat::Q8_K, quantize_as<ActBlockK, quantize_act_k_avx2>, decode_as<ActBlockK, Matvec>,
+          prefill_as<ActBlockK, prefill_k_transposed<Matvec, Tile, T>>, nullptr};
+}
 // A 32-value type's integer row kernel on Q8_0-style activations (the Q8_0 path's asm quantizer).
 template <MatvecQFn Matvec, DType T>
 constexpr TypeKernels b32_kernels() {
@@ -221,6 +246,7 @@ constexpr TypeKernels b32_kernels() {
 // A type with an integer matvec kernel; with a prefill tile too; a 32-value type's.
 #define MAGNETAR_KQUANT_ASM(kernel, type) k_quant_kernels<kernel, nullptr, type, false>()
 #define MAGNETAR_KQUANT_TILED_ASM(kernel, tile, type) k_quant_kernels<kernel, tile, type, true>()
+#define MAGNETAR_KQUANT_TRANSPOSED_ASM(kernel, tile, type) k_quant_transposed_kernels<kernel, tile, type>()
 #define MAGNETAR_B32_ASM(kernel, type) b32_kernels<kernel, type>()
 #define MAGNETAR_INT8_ASM(isa, type, lower)                                                                 \
   int8_kernels<magnetar_quantize_act_avx2, magnetar_matvec_##lower##_##isa, magnetar_matmul_##lower##_##isa, \
@@ -228,6 +254,7 @@ constexpr TypeKernels b32_kernels() {
 #else
 #define MAGNETAR_KQUANT_ASM(kernel, type) TypeKernels{}
 #define MAGNETAR_KQUANT_TILED_ASM(kernel, tile, type) TypeKernels{}
+#define MAGNETAR_KQUANT_TRANSPOSED_ASM(kernel, tile, type) TypeKernels{}
 #define MAGNETAR_B32_ASM(kernel, type) TypeKernels{}
 #define MAGNETAR_INT8_ASM(isa, type, lower) TypeKernels{}
 #endif
@@ -250,11 +277,11 @@ const TypeTraits kTraits[format::kDTypeCount] = {
     dequantizing<dequantize_row_q3_k, DType::Q3_K>(quantize_row_q3_k,
                                                    MAGNETAR_KQUANT_ASM(magnetar_matvec_q3_k_avx2, DType::Q3_K)),
     dequantizing<dequantize_row_q4_k, DType::Q4_K>(quantize_row_q4_k,
-                                                   MAGNETAR_KQUANT_TILED_ASM(magnetar_matvec_q4_k_r4_avx2, magnetar_matmul_q4_k_avx2, DType::Q4_K)),
+                                                   MAGNETAR_KQUANT_TRANSPOSED_ASM(magnetar_matvec_q4_k_r4_avx2, magnetar_matmul_q4_k_tile_avx2, DType::Q4_K)),
     dequantizing<dequantize_row_q5_k, DType::Q5_K>(quantize_row_q5_k,
-                                                   MAGNETAR_KQUANT_TILED_ASM(magnetar_matvec_q5_k_r4_avx2, magnetar_matmul_q5_k_avx2, DType::Q5_K)),
+                                                   MAGNETAR_KQUANT_TRANSPOSED_ASM(magnetar_matvec_q5_k_r4_avx2, magnetar_matmul_q5_k_tile_avx2, DType::Q5_K)),
     dequantizing<dequantize_row_q6_k, DType::Q6_K>(quantize_row_q6_k,
-                                                   MAGNETAR_KQUANT_TILED_ASM(magnetar_matvec_q6_k_r4_avx2, magnetar_matmul_q6_k_avx2, DType::Q6_K)),
+                                                   MAGNETAR_KQUANT_TRANSPOSED_ASM(magnetar_matvec_q6_k_r4_avx2, magnetar_matmul_q6_k_tile_avx2, DType::Q6_K)),
     dequantizing<dequantize_row_iq4_nl, DType::IQ4_NL>(quantize_row_iq4_nl,
                                                        MAGNETAR_B32_ASM(magnetar_matvec_iq4_nl_avx2, DType::IQ4_NL)),
     dequantizing<dequantize_row_iq4_xs, DType::IQ4_XS>(

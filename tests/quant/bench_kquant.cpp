@@ -8,7 +8,11 @@
 // (kquant_avx2.asm) against the four-row ones (kquant_decode_avx2.asm): in cache (a ~192 KB
 // matrix called over and over) and from memory (a 96 MB matrix, with the streaming read of it);
 // --types limits it too.
-//   magnetar_bench_kquant [rows cols] [--reps N] [--types q2_k,q3_k,...] [--kernels]
+// --tile: the K-quant prefill kernels alone on one thread, multiply-adds per CPU second at several
+// token counts: the transposed 8-row tiles (kquant_tile_avx2.asm) against the 1 x 8 tiles
+// (kquant_matmul_avx2.asm), the four-row matvec once per token, and the Q4_0 x16 prefill (the
+// layout a loaded Q4_0 model runs) on the same shape.
+//   magnetar_bench_kquant [rows cols] [--reps N] [--types q2_k,q3_k,...] [--kernels | --tile]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -22,6 +26,7 @@
 #include "core/thread_pool.h"
 #include "kernels/kernels.h"
 #include "kernels/kquant_decode.h"
+#include "kernels/kquant_tile.h"
 #include "kernels/kquants.h"
 #include "kernels/quant.h"
 #include "kernels/type_traits.h"
@@ -129,12 +134,82 @@ void kernel_table(int reps, const std::string& only) {
   }
 }
 
+// --tile: GMAC/s (rows x cols x tokens per second of wall time, the best of reps: the least
+// disturbed call on a shared machine, whose steal time the medians carried) of each prefill kernel
+// on one thread, called directly on a rows x cols matrix (weights from memory or L3 on the
+// llama-3.2-1b shapes) for every token count; the kernels take turns within each repetition.
+void tile_table(int64_t rows, int64_t cols, int reps, const std::string& only) {
+  using magnetar::quant::ActBlock;
+  using magnetar::quant::ActBlockK;
+  using magnetar::quant::MatmulKFn;
+  using magnetar::quant::MatvecKFn;
+  struct Kernels {
+    const char* name;
+    Type type;
+    MatvecKFn matvec;
+    MatmulKFn row_tile, transposed;
+  };
+  const Kernels kinds[] = {
+      {"q4_k", {DType::Q4_K, {0, 2}}, magnetar_matvec_q4_k_r4_avx2, magnetar_matmul_q4_k_avx2,
+       magnetar_matmul_q4_k_tile_avx2},
+      {"q5_k", {DType::Q5_K, {0, 2}}, magnetar_matvec_q5_k_r4_avx2, magnetar_matmul_q5_k_avx2,
+       magnetar_matmul_q5_k_tile_avx2},
+      {"q6_k", {DType::Q6_K, {208}}, magnetar_matvec_q6_k_r4_avx2, magnetar_matmul_q6_k_avx2,
+       magnetar_matmul_q6_k_tile_avx2}};
+  const int64_t token_counts[] = {4, 8, 16, 32, 64};
+  constexpr int64_t kMaxTokens = 64;
+  std::printf("K-quant prefill kernels, %lld x %lld, 1 thread, best of %d: GMAC/s\n",
+              (long long)rows, (long long)cols, reps);
+  std::printf("(matvec = the four-row decode kernel per token, 1x8 = kquant_matmul_avx2.asm, 8xT = "
+              "kquant_tile_avx2.asm, q4_0 x16 = quant_x16_avx2.asm)\n");
+  std::printf("%-6s %6s %9s %9s %9s %10s\n", "type", "tokens", "matvec", "1x8", "8xT", "q4_0 x16");
+  std::mt19937 rng(3);
+  std::vector<float> x(size_t(cols * kMaxTokens));
+  for (float& v : x) v = std::uniform_real_distribution<float>(-1, 1)(rng);
+  std::vector<ActBlockK> xk(size_t(cols / 256 * kMaxTokens));
+  magnetar::quant::quantize_act_k_ref(x.data(), xk.data(), cols * kMaxTokens);
+  std::vector<ActBlock> x0(size_t(cols / 32 * kMaxTokens));
+  magnetar::quant::quantize_act_ref(x.data(), x0.data(), cols * kMaxTokens);
+  const std::vector<uint8_t> w0 = random_blocks({DType::Q4_0, {0}}, magnetar::format::tensor_bytes(
+                                                                         DType::Q4_0, uint64_t(rows), uint64_t(cols)),
+                                                rng);
+  std::vector<float> y(size_t(rows * kMaxTokens));
+  const auto gmacs = [&](int64_t tokens, double t0) {
+    return double(rows) * double(cols) * double(tokens) / (now() - t0) * 1e-9;
+  };
+  for (const Kernels& k : kinds) {
+    if (!only.empty() && only.find(std::string(",") + k.name + ",") == std::string::npos) continue;
+    const std::vector<uint8_t> w =
+        random_blocks(k.type, magnetar::format::tensor_bytes(k.type.dtype, uint64_t(rows), uint64_t(cols)), rng);
+    for (int64_t tokens : token_counts) {
+      std::vector<double> per_token, row_tile, transposed, q4_0;
+      for (int r = 0; r < reps; ++r) {
+        double t0 = now();
+        for (int64_t t = 0; t < tokens; ++t) k.matvec(w.data(), xk.data() + t * (cols / 256), y.data() + t * rows, rows, cols);
+        per_token.push_back(gmacs(tokens, t0));
+        t0 = now();
+        k.row_tile(w.data(), xk.data(), y.data(), rows, cols, tokens, rows);
+        row_tile.push_back(gmacs(tokens, t0));
+        t0 = now();
+        k.transposed(w.data(), xk.data(), y.data(), rows, cols, tokens, rows);
+        transposed.push_back(gmacs(tokens, t0));
+        t0 = now();
+        magnetar_matmul_q4_0_x16_avx2(w0.data(), x0.data(), y.data(), rows, cols, tokens, rows);
+        q4_0.push_back(gmacs(tokens, t0));
+      }
+      const auto best = [](const std::vector<double>& v) { return *std::max_element(v.begin(), v.end()); };
+      std::printf("%-6s %6lld %9.2f %9.2f %9.2f %10.2f\n", k.name, (long long)tokens, best(per_token),
+                  best(row_tile), best(transposed), best(q4_0));
+    }
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   int64_t rows = 8192, cols = 4096;
   int reps = 15;
-  bool kernels_only = false;
+  bool kernels_only = false, tiles_only = false;
   std::vector<std::string> positional;
   std::string only;  // comma-separated type names; empty: all
   for (int i = 1; i < argc; ++i) {
@@ -142,6 +217,7 @@ int main(int argc, char** argv) {
     if (arg == "--reps" && i + 1 < argc) reps = std::atoi(argv[++i]);
     else if (arg == "--types" && i + 1 < argc) only.append(",").append(argv[++i]).append(",");
     else if (arg == "--kernels") kernels_only = true;
+    else if (arg == "--tile") tiles_only = true;
     else positional.push_back(arg);
   }
   if (kernels_only) {
@@ -149,6 +225,10 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (positional.size() == 2) rows = std::atoll(positional[0].c_str()), cols = std::atoll(positional[1].c_str());
+  if (tiles_only) {
+    tile_table(rows, cols, reps, only);
+    return 0;
+  }
   const Type types[] = {{DType::Q8_0, {0}},       {DType::Q4_0, {0}},       {DType::Q4_K, {0, 2}},
                         {DType::Q6_K, {208}},     {DType::Q5_K, {0, 2}},    {DType::IQ4_XS, {0}},
                         {DType::Q3_K, {108}},     {DType::Q2_K, {80, 82}},  {DType::IQ4_NL, {0}},

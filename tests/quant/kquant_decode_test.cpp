@@ -124,13 +124,7 @@ TEST_F(KQuantDecode, CalleeSavedRegistersPreserved) {
       const int64_t cols = 512;
       const std::vector<uint8_t> w = make_k_blocks(c.block_bytes, c.half_offsets, rows, cols, rng, false);
       const std::vector<ActBlockK> x = make_k_activation(cols, rng, false);
-      std::vector<float> direct(static_cast<size_t>(rows)), checked(static_cast<size_t>(rows));
-      c.kernel(w.data() + 2, x.data(), direct.data(), rows, cols);
-      EXPECT_EQ(checked_call(reinterpret_cast<const void*>(c.kernel),
-                             {as_arg(w.data() + 2), as_arg(x.data()), as_arg(checked.data()), rows, cols}),
-                0u)
-          << "bit mask of clobbered callee-saved registers";
-      EXPECT_EQ(direct, checked);
+      expect_callee_saved_preserved(c.kernel, w.data() + 2, x.data(), rows, cols);
     }
   }
 }

@@ -59,26 +59,6 @@ std::vector<ActBlockK> quantized_activation(int64_t cols, std::mt19937& rng, boo
   return out;
 }
 
-// Outputs [n_tokens, y_stride] (+ kGuard) filled with kSentinel: a kernel writes y[t * y_stride + r]
-// for r < rows only.
-std::vector<float> sentinel_outputs(int64_t rows, int64_t n_tokens, int64_t y_stride) {
-  return std::vector<float>(size_t(std::max<int64_t>(n_tokens - 1, 0) * y_stride + rows + kGuard), kSentinel);
-}
-
-// got == want bit for bit at every output of [n_tokens, y_stride], and kSentinel everywhere else.
-void expect_outputs(const std::vector<float>& got, const std::vector<float>& want, int64_t rows, int64_t n_tokens,
-                    int64_t y_stride, const std::string& what) {
-  ASSERT_EQ(got.size(), want.size());
-  for (size_t i = 0; i < got.size(); ++i) {
-    const int64_t t = int64_t(i) / y_stride, r = int64_t(i) % y_stride;
-    if (t < n_tokens && r < rows)
-      ASSERT_EQ(std::memcmp(&got[i], &want[i], 4), 0)
-          << what << " token " << t << " row " << r << ": " << got[i] << " vs " << want[i];
-    else
-      ASSERT_EQ(got[i], kSentinel) << what << " wrote outside its outputs at token " << t << " row " << r;
-  }
-}
-
 TEST(KQuantActivation, FollowsGgmlQ8KRule) {
   std::mt19937 rng(5);
   std::vector<float> x = make_activation(512, rng);
@@ -174,13 +154,7 @@ TEST_F(KQuantAsm, CalleeSavedRegistersPreserved) {
     const int64_t rows = 5, cols = 512;
     const std::vector<uint8_t> w = make_blocks(c, rows, cols, rng, false);
     const std::vector<ActBlockK> x = quantized_activation(cols, rng, false);
-    std::vector<float> direct(rows), checked(rows);
-    c.fast(w.data() + 2, x.data(), direct.data(), rows, cols);
-    EXPECT_EQ(checked_call(reinterpret_cast<const void*>(c.fast),
-                           {as_arg(w.data() + 2), as_arg(x.data()), as_arg(checked.data()), rows, cols}),
-              0u)
-        << "bit mask of clobbered callee-saved registers";
-    EXPECT_EQ(direct, checked);
+    expect_callee_saved_preserved(c.fast, w.data() + 2, x.data(), rows, cols);
   }
 }
 
@@ -224,13 +198,7 @@ TEST_F(KQuantAsm, MatmulCalleeSavedRegistersPreserved) {
     for (int64_t n_tokens : {int64_t{5}, kKTileTokens + 3}) {
       const std::vector<uint8_t> w = make_blocks(c, rows, cols, rng, false);
       const std::vector<ActBlockK> x = quantized_activation(cols, rng, false, n_tokens);
-      std::vector<float> direct(size_t(rows * n_tokens)), checked(direct.size());
-      c.tile(w.data() + 2, x.data(), direct.data(), rows, cols, n_tokens, rows);
-      EXPECT_EQ(checked_call(reinterpret_cast<const void*>(c.tile), {as_arg(w.data() + 2), as_arg(x.data()),
-                                                                     as_arg(checked.data()), rows, cols, n_tokens, rows}),
-                0u)
-          << "bit mask of clobbered callee-saved registers";
-      EXPECT_EQ(direct, checked);
+      expect_callee_saved_preserved(c.tile, w.data() + 2, x.data(), rows, cols, n_tokens, rows);
     }
   }
 }

@@ -6,6 +6,7 @@
 #include <cfloat>
 #include <cmath>
 #include <cstring>
+#include <string>
 #include <string_view>
 
 #include "kernels/kernels.h"
@@ -73,6 +74,23 @@ void expect_sentinels(const std::vector<float>& y, int64_t rows) {
   for (int64_t i = rows; i < rows + kGuard; ++i) ASSERT_EQ(y[i], kSentinel) << "write past row " << rows;
 }
 
+std::vector<float> sentinel_outputs(int64_t rows, int64_t n_tokens, int64_t y_stride) {
+  return std::vector<float>(size_t(std::max<int64_t>(n_tokens - 1, 0) * y_stride + rows + kGuard), kSentinel);
+}
+
+void expect_outputs(const std::vector<float>& got, const std::vector<float>& want, int64_t rows, int64_t n_tokens,
+                    int64_t y_stride, const std::string& what) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    const int64_t t = int64_t(i) / y_stride, r = int64_t(i) % y_stride;
+    if (t < n_tokens && r < rows)
+      ASSERT_EQ(std::memcmp(&got[i], &want[i], 4), 0)
+          << what << " token " << t << " row " << r << ": " << got[i] << " vs " << want[i];
+    else
+      ASSERT_EQ(got[i], kSentinel) << what << " wrote outside its outputs at token " << t << " row " << r;
+  }
+}
+
 ExtremeBlocks make_extreme_blocks(int64_t rows, int64_t blocks, int64_t n_tokens) {
   ExtremeBlocks e;
   e.w8.resize(size_t(rows * blocks));
@@ -128,6 +146,31 @@ uint64_t checked_call(const void* fn, const std::vector<int64_t>& args) {
 }
 
 int64_t as_arg(const void* p) { return int64_t(reinterpret_cast<intptr_t>(p)); }
+
+namespace {
+// call(out) runs the kernel directly into out; args are its arguments after the output pointer.
+template <class Call>
+void expect_preserved(const void* fn, const void* w, const ActBlockK* x, size_t outputs, Call call,
+                      const std::vector<int64_t>& sizes) {
+  std::vector<float> direct(outputs), checked(outputs);
+  call(direct.data());
+  std::vector<int64_t> args = {as_arg(w), as_arg(x), as_arg(checked.data())};
+  args.insert(args.end(), sizes.begin(), sizes.end());
+  EXPECT_EQ(checked_call(fn, args), 0u) << "bit mask of clobbered callee-saved registers";
+  EXPECT_EQ(direct, checked);
+}
+}  // namespace
+
+void expect_callee_saved_preserved(MatvecKFn fn, const void* w, const ActBlockK* x, int64_t rows, int64_t cols) {
+  expect_preserved(reinterpret_cast<const void*>(fn), w, x, size_t(rows),
+                   [&](float* y) { fn(w, x, y, rows, cols); }, {rows, cols});
+}
+
+void expect_callee_saved_preserved(MatmulKFn fn, const void* w, const ActBlockK* x, int64_t rows, int64_t cols,
+                                   int64_t n_tokens, int64_t y_stride) {
+  expect_preserved(reinterpret_cast<const void*>(fn), w, x, size_t((n_tokens - 1) * y_stride + rows),
+                   [&](float* y) { fn(w, x, y, rows, cols, n_tokens, y_stride); }, {rows, cols, n_tokens, y_stride});
+}
 
 void run_entry(const kernels::TypeKernels& e, const void* w, const float* x, float* y, int64_t rows, int64_t cols,
                int64_t n_tokens, int64_t y_stride) {

@@ -4,6 +4,7 @@
 #pragma once
 #include <cstdint>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "format/model_format.h"
@@ -33,6 +34,13 @@ int64_t row_bytes_of(format::DType dtype, int64_t cols);
 std::vector<double> order_tolerance(format::DType dtype, const QuantMatrix& m, const std::vector<ActBlock>& x);
 
 void expect_sentinels(const std::vector<float>& y, int64_t rows);
+
+// Prefill outputs [n_tokens, y_stride] (+ kGuard) filled with kSentinel: a kernel writes
+// y[t * y_stride + r] for r < rows only.
+std::vector<float> sentinel_outputs(int64_t rows, int64_t n_tokens, int64_t y_stride);
+// got == want bit for bit at every output of [n_tokens, y_stride], and kSentinel everywhere else.
+void expect_outputs(const std::vector<float>& got, const std::vector<float>& want, int64_t rows, int64_t n_tokens,
+                    int64_t y_stride, const std::string& what);
 
 // Blocks at the integer extremes: weights at +-127 (Q4_0: nibbles 0 and 15) and activations at
 // +-127, the largest sums the int8 / int16 steps of the kernels see. [rows, blocks] weights,
@@ -75,5 +83,11 @@ void run_entry(const kernels::TypeKernels& e, const void* w, const float* x, flo
 // restored.
 uint64_t checked_call(const void* fn, const std::vector<int64_t>& args);
 int64_t as_arg(const void* p);
+
+// A K-quant kernel on w and x called directly and through checked_call: no callee-saved register
+// clobbered (the mask is 0) and the same outputs (rows, or n_tokens x y_stride, floats).
+void expect_callee_saved_preserved(MatvecKFn fn, const void* w, const ActBlockK* x, int64_t rows, int64_t cols);
+void expect_callee_saved_preserved(MatmulKFn fn, const void* w, const ActBlockK* x, int64_t rows, int64_t cols,
+                                   int64_t n_tokens, int64_t y_stride);
 
 }  // namespace magnetar::quant
