@@ -17,19 +17,10 @@
 ; vpmaddwd with the sub-block scale broadcast by vpshufb.
 
 %include "kquant_decode.inc"
+%include "kquant_decode_prep.inc"  ; K45_PREP, Q6K_PREP, IQ4_PREP_SCALES
 
 RODATA
 align 32
-; Q4_K / Q5_K scale unpacking, per 128-bit lane = one row's 16-byte block header (d, dmin,
-; scales[12]; u_i = bytes 4 + 4i .. 7 + 4i): sc[0..3] = u0 & 0x3f, sc[4..7] = (u2 & 0x0f) |
-; (u0 >> 6) << 4, m[0..3] = u1 & 0x3f, m[4..7] = (u2 >> 4) | (u1 >> 6) << 4, bytewise. The result
-; holds sc[0..7] in bytes 0..7 and m[0..7] in bytes 8..15 of each lane.
-k_low_src:         times 2 db 4, 5, 6, 7, 12, 13, 14, 15, 8, 9, 10, 11, 12, 13, 14, 15
-k_low_mask:        times 2 db 0x3f, 0x3f, 0x3f, 0x3f, 0x0f, 0x0f, 0x0f, 0x0f, 0x3f, 0x3f, 0x3f, 0x3f, 0, 0, 0, 0
-k_high_nibble:     times 2 db 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x0f, 0x0f, 0x0f, 0x0f
-k_top_src:         times 2 db -128, -128, -128, -128, 4, 5, 6, 7, -128, -128, -128, -128, 8, 9, 10, 11
-; m[0..7] as words (bytes 8..15 zero-extended)
-k_min_words:       times 2 db 8, -128, 9, -128, 10, -128, 11, -128, 12, -128, 13, -128, 14, -128, 15, -128
 ; sub-block j's scale (byte j) as every word
 %assign j 0
 %rep 8
@@ -42,51 +33,6 @@ k_scale_byte_%[j]: times 16 db j, -128
 
 %macro K45_SETUP 0
   vmovdqa ymm10, [rel low_nibble]
-%endmacro
-
-; ymm%1 (one block header per lane) -> sc[0..7], m[0..7] bytes per lane; clobbers ymm3, ymm4.
-%macro K45_UNPACK 1
-  vpshufb ymm3, ymm%1, [rel k_low_src]
-  vpsrlw ymm4, ymm3, 4
-  vpand ymm3, ymm3, [rel k_low_mask]
-  vpand ymm4, ymm4, [rel k_high_nibble]
-  vpor ymm3, ymm3, ymm4                           ; the low 4 or 6 bits
-  vpshufb ymm4, ymm%1, [rel k_top_src]
-  vpsrlw ymm4, ymm4, 2
-  vpand ymm4, ymm4, [rel bits_45]              ; u0 / u1 bits 6..7 at bits 4..5
-  vpor ymm%1, ymm3, ymm4
-%endmacro
-
-; The block's shared work: headers, [rsp + 4 r] = d_r * x.d, the scales unpacked,
-; xmm11 += fma(dmin_r * x.d, float(mins_r . bsum pairs)) for rows 0..3.
-%macro K45_PREP 0
-  vmovdqu xmm8, [kd_w]
-  vinserti128 ymm8, ymm8, [kd_w + kd_o2], 1
-  vmovdqu xmm9, [kd_w + kd_o1]
-  vinserti128 ymm9, ymm9, [kd_w + kd_o3], 1
-  vpunpckldq ymm0, ymm8, ymm9                     ; (d, dmin) of rows 0, 1 | 2, 3
-  vpermq ymm0, ymm0, 0x08                         ; xmm0 = the four rows' (d, dmin) halves
-  vcvtph2ps ymm0, xmm0
-  vbroadcastss ymm1, [kd_act + ACTK_D]
-  vmulps ymm0, ymm0, ymm1
-  vextractf128 xmm1, ymm0, 1
-  vshufps xmm2, xmm0, xmm1, 0x88                  ; [d_0 .. d_3] * x.d
-  vmovaps [rsp], xmm2
-  vshufps xmm2, xmm0, xmm1, 0xdd                  ; [dmin_0 .. dmin_3] * x.d
-  K45_UNPACK 8
-  K45_UNPACK 9
-  vmovdqu xmm4, [kd_act + ACTK_BSUMS]
-  vphaddw xmm4, xmm4, [kd_act + ACTK_BSUMS + 16]  ; bsums[2j] + bsums[2j + 1] (|.| <= 4064)
-  vinserti128 ymm4, ymm4, xmm4, 1
-  vpshufb ymm3, ymm8, [rel k_min_words]
-  vpmaddwd ymm3, ymm3, ymm4                       ; rows 0 | 2: four partial sums each
-  vpshufb ymm5, ymm9, [rel k_min_words]
-  vpmaddwd ymm5, ymm5, ymm4                       ; rows 1 | 3
-  vphaddd ymm3, ymm3, ymm5
-  vextracti128 xmm5, ymm3, 1
-  vphaddd xmm3, xmm3, xmm5                        ; [mins_0 .. mins_3], exact
-  vcvtdq2ps xmm3, xmm3
-  vfmadd231ps xmm11, xmm2, xmm3
 %endmacro
 
 ; ymm0 |= 16 where bit %1 of qh (ymm3) is set (bit %1 moved to bit 4 by a word shift; what
@@ -173,19 +119,6 @@ FUNCTION matvec_q5_k_r4_avx2, 5, KD_GPRS, 16
 %macro Q6K_SETUP 0
   vmovdqa ymm10, [rel low_nibble]
   vmovdqa ymm11, [rel bits_45]
-%endmacro
-
-; [rsp + 4 r] = d_r * x.d for rows 0..3
-%macro Q6K_PREP 0
-  movzx kd_tmpd, word [kd_w + 208]
-  vmovd xmm0, kd_tmpd
-  vpinsrw xmm0, xmm0, word [kd_w + kd_o1 + 208], 1
-  vpinsrw xmm0, xmm0, word [kd_w + kd_o2 + 208], 2
-  vpinsrw xmm0, xmm0, word [kd_w + kd_o3 + 208], 3
-  vcvtph2ps xmm0, xmm0
-  vbroadcastss xmm1, [kd_act + ACTK_D]
-  vmulps xmm0, xmm0, xmm1
-  vmovups [rsp], xmm0
 %endmacro
 
 %macro Q6K_ROW 1
@@ -276,65 +209,19 @@ FUNCTION matvec_q6_k_r4_avx2, 5, KD_GPRS, 16
 ; Scratch ([rsp + KD_SCRATCH + ...], 32-byte aligned): the four rows' 8 scale words (16 bytes a
 ; row), then per p the signed activation x of the low / high nibbles' values (64 bytes), then
 ; their |x| (64 bytes).
-%define IQ4_SCALES  KD_SCRATCH
 %define IQ4_SX      KD_SCRATCH + 64
 %define IQ4_AX      KD_SCRATCH + 320
 %define IQ4_SCRATCH 576
-
-RODATA
-align 32
-; the d words of the four rows' headers' first dwords (d, scales_h) gathered into words 0..3
-iq4_d_gather: db 0, 1, 4, 5, 8, 9, 12, 13, -128, -128, -128, -128, -128, -128, -128, -128
-; per 128-bit lane = the headers of two rows (bytes 0..7, 8..15)
-; dwords: scales_h's low byte, its high byte of the first row; the same of the second (zero-extended)
-iq4_high_src: times 2 db 2, -128, -128, -128, 3, -128, -128, -128, 10, -128, -128, -128, 11, -128, -128, -128
-words_32_y:   times 16 dw 32
 
 %macro IQ4_SETUP 0
   vmovdqa ymm10, [rel low_nibble]
   vmovdqa ymm11, [rel iq4_values]
 %endmacro
 
-; The block's shared work: [rsp + 4 r] = d_r * x.d; the four rows' scale words; the activation
-; rearranged and its absolute values.
+; The block's shared work: the scales (IQ4_PREP_SCALES); the activation rearranged and its
+; absolute values.
 %macro IQ4_PREP 0
-  vmovq xmm0, [kd_w]                              ; the 8-byte headers: rows 0 | 1, then 2 | 3
-  vmovhps xmm0, xmm0, [kd_w + kd_o1]
-  vmovq xmm1, [kd_w + kd_o2]
-  vmovhps xmm1, xmm1, [kd_w + kd_o3]
-  vshufps xmm2, xmm0, xmm1, 0x88                  ; the headers' first dwords: (d, scales_h)
-  vpshufb xmm2, xmm2, [rel iq4_d_gather]
-  vcvtph2ps xmm2, xmm2
-  vbroadcastss xmm3, [kd_act + ACTK_D]
-  vmulps xmm2, xmm2, xmm3
-  vmovaps [rsp], xmm2                             ; d_r * x.d at [rsp + 4 r]
-  vinserti128 ymm0, ymm0, xmm1, 1
-  ; the high 2 bits: byte j of a row = ((scales_h >> 2 j) & 3) << 4. Each scales_h byte in its own
-  ; dword, its four 2-bit fields spread to bytes 0..3 by shifts of 6 and 12 (no field meets
-  ; another's bits 0..1), moved to bits 4..5.
-  vpshufb ymm1, ymm0, [rel iq4_high_src]
-  vpslld ymm2, ymm1, 6
-  vpor ymm1, ymm1, ymm2
-  vpslld ymm2, ymm1, 12
-  vpor ymm1, ymm1, ymm2
-  vpslld ymm1, ymm1, 4
-  vpand ymm1, ymm1, [rel bits_45]
-  ; the low 4 bits: scales_l's nibbles interleaved into sub-block order (bytes 4..7 of a header
-  ; unpack to bytes 8..15)
-  vpand ymm2, ymm0, ymm10
-  vpsrlw ymm3, ymm0, 4
-  vpand ymm3, ymm3, ymm10
-  vpunpcklbw ymm4, ymm2, ymm3                     ; bytes 8..15: rows 0 / 2
-  vpunpckhbw ymm5, ymm2, ymm3                     ; rows 1 / 3
-  vpunpckhqdq ymm4, ymm4, ymm5
-  vpor ymm1, ymm1, ymm4                           ; the 6-bit scales of rows 0, 1 | 2, 3
-  vpxor xmm2, xmm2, xmm2
-  vpunpcklbw ymm3, ymm1, ymm2
-  vpunpckhbw ymm4, ymm1, ymm2
-  vpsubw ymm3, ymm3, [rel words_32_y]             ; scale words of rows 0 | 2
-  vpsubw ymm4, ymm4, [rel words_32_y]             ; rows 1 | 3
-  vmovdqa [rsp + IQ4_SCALES], ymm3
-  vmovdqa [rsp + IQ4_SCALES + 32], ymm4
+  IQ4_PREP_SCALES
   %assign %%p 0
   %rep 4
     vmovdqu xmm1, [kd_act + ACTK_QS + 64 * %%p]              ; values 0..15 of sub-block 2p

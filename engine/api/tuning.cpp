@@ -11,6 +11,7 @@
 #include "core/platform.h"
 #include "core/thread_pool.h"
 #include "core/tuning.h"
+#include "format/model_format.h"
 #include "kernels/kernels.h"
 #include "ops/calibrate.h"
 
@@ -29,6 +30,20 @@ TypeTuning type_tuning(const char* type, const std::vector<tuning::Measured>& me
   t.gain = d.gain;
   t.candidates = d.summary;
   return t;
+}
+
+// Whether `candidate` runs every quantized type but Q8_0 / Q4_0 (the measured ones) with the same
+// kernels as `fallback`: a table choice is shared by every type, so a table that would change an
+// unmeasured type's kernels (an avx2 table on a VNNI CPU takes the K-quants' VNNI kernels away)
+// is not chosen on the Q8_0 / Q4_0 measurements alone.
+bool changes_only_measured_types(const kernels::KernelTable& fallback, const kernels::KernelTable& candidate) {
+  for (uint32_t d = 0; d < format::kDTypeCount; ++d) {
+    const auto type = static_cast<format::DType>(d);
+    if (type == format::DType::Q8_0 || type == format::DType::Q4_0 || !format::dtype_is_quantized(type)) continue;
+    if (fallback.of(type).decode != candidate.of(type).decode || fallback.of(type).prefill != candidate.of(type).prefill)
+      return false;
+  }
+  return true;
 }
 
 }  // namespace
@@ -73,9 +88,11 @@ Status calibrate_decode(const CalibrationOptions& options, DecodeTuning* out) {
   const tuning::Decision d4 = tuning::decide(m.q4_0, 0);
   if (d8.chosen >= 0) t.q8_0_x16_tiles = quant[size_t(d8.chosen)].x16_tiles;
   if (d4.chosen >= 0) t.q4_0_x16_tiles = quant[size_t(d4.chosen)].x16_tiles;
-  // One table serves both types: a non-default one only when both chose it.
+  // One table serves every type: a non-default one only when both measured types chose it and it
+  // changes no other type's kernels.
   if (d8.chosen > 0 && d4.chosen > 0 && quant[size_t(d8.chosen)].table == quant[size_t(d4.chosen)].table &&
-      quant[size_t(d8.chosen)].table != quant[0].table)
+      quant[size_t(d8.chosen)].table != quant[0].table &&
+      changes_only_measured_types(*quant[0].table, *quant[size_t(d8.chosen)].table))
     t.quant_isa = quant[size_t(d8.chosen)].table->isa;
   t.types = {type_tuning("f16", m.f16, df), type_tuning("q8_0", m.q8_0, d8), type_tuning("q4_0", m.q4_0, d4)};
   t.threads = o.threads;

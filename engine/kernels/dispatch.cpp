@@ -79,10 +79,21 @@ std::string g_tuned_isa;  // guarded by g_tuned_mutex
 std::atomic<int> g_tuned_f16_streams{0};
 std::atomic<bool> g_active_is_auto{true};
 
+// The asm table MAGNETAR_KERNELS names ("avx2", "avx512vnni"; empty for "asm" or anything else).
+std::string environment_isa() {
+  const char* value = std::getenv("MAGNETAR_KERNELS");
+  if (value != nullptr && (std::strcmp(value, "avx2") == 0 || std::strcmp(value, "avx512vnni") == 0)) return value;
+  return {};
+}
+
 // `choice` as resolved from the environment (Auto only when MAGNETAR_KERNELS is unset/auto).
 const KernelTable* choose(KernelChoice choice) {
   if (choice == KernelChoice::Reference || !asm_available()) return &tables().reference;
-  if (choice == KernelChoice::Asm) return asm_table_named("", 0);
+  if (choice == KernelChoice::Asm) {
+    // the named table where this CPU runs it, else the best
+    const KernelTable* named = asm_table_named(environment_isa(), 0);
+    return named != nullptr ? named : asm_table_named("", 0);
+  }
   std::string isa;
   {
     std::lock_guard<std::mutex> lock(g_tuned_mutex);
@@ -113,10 +124,13 @@ KernelChoice choice_from_environment() {
   if (value == nullptr || value[0] == '\0' || std::strcmp(value, "auto") == 0)
     return KernelChoice::Auto;
   if (std::strcmp(value, "reference") == 0) return KernelChoice::Reference;
-  if (std::strcmp(value, "asm") == 0 || std::strcmp(value, "avx2") == 0) return KernelChoice::Asm;
+  if (std::strcmp(value, "asm") == 0 || std::strcmp(value, "avx2") == 0 || std::strcmp(value, "avx512vnni") == 0)
+    return KernelChoice::Asm;
   static std::once_flag notice;
   std::call_once(notice, [&] {
-    std::fprintf(stderr, "magnetar: MAGNETAR_KERNELS=%s is not one of auto, reference, asm; using auto\n", value);
+    std::fprintf(stderr,
+                 "magnetar: MAGNETAR_KERNELS=%s is not one of auto, reference, asm, avx2, avx512vnni; using auto\n",
+                 value);
   });
   return KernelChoice::Auto;
 }

@@ -109,12 +109,13 @@ struct KernelTable {
 enum class KernelChoice { Auto, Reference, Asm };
 
 // MAGNETAR_KERNELS, read here and nowhere else: unset/"auto" -> Auto, "reference" -> Reference,
-// "asm"/"avx2" -> Asm; anything else is Auto with a notice on stderr.
+// "asm", "avx2", "avx512vnni" -> Asm (the last two: that table where the CPU runs it, else the
+// best); anything else is Auto with a notice on stderr.
 KernelChoice choice_from_environment();
 
 // The table in use. Chosen on first call (Auto, unless MAGNETAR_KERNELS says otherwise): Auto is
-// the tuned table (set_tuned_kernels) or else the best asm table, Asm the best asm table with the
-// built-in F16 rule, Reference the twins. No asm on this CPU/build: the reference table.
+// the tuned table (set_tuned_kernels) or else the best asm table, Asm the best asm table (or the
+// one MAGNETAR_KERNELS names) with the built-in F16 rule, Reference the twins. No asm on this CPU/build: the reference table.
 const KernelTable& active();
 // Choose again (tests, bench --kernels; Auto re-reads MAGNETAR_KERNELS). Not thread-safe against
 // running kernels.

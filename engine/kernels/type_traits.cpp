@@ -172,8 +172,8 @@ constexpr TypeKernels int8_kernels() {
 }
 
 template <DequantizeRowFn D, DType T>
-constexpr TypeTraits dequantizing(QuantizeRowFn quantize, TypeKernels avx2 = {}) {
-  return {T, D, quantize, DequantEntry<D, T>::kernels(), avx2, {}};
+constexpr TypeTraits dequantizing(QuantizeRowFn quantize, TypeKernels avx2 = {}, TypeKernels avx512vnni = {}) {
+  return {T, D, quantize, DequantEntry<D, T>::kernels(), avx2, avx512vnni};
 }
 
 #if defined(__x86_64__) || defined(_M_X64)
@@ -276,16 +276,24 @@ const TypeTraits kTraits[format::kDTypeCount] = {
                                                    MAGNETAR_KQUANT_ASM(magnetar_matvec_q2_k_avx2, DType::Q2_K)),
     dequantizing<dequantize_row_q3_k, DType::Q3_K>(quantize_row_q3_k,
                                                    MAGNETAR_KQUANT_ASM(magnetar_matvec_q3_k_avx2, DType::Q3_K)),
-    dequantizing<dequantize_row_q4_k, DType::Q4_K>(quantize_row_q4_k,
-                                                   MAGNETAR_KQUANT_TRANSPOSED_ASM(magnetar_matvec_q4_k_r4_avx2, magnetar_matmul_q4_k_tile_avx2, DType::Q4_K)),
-    dequantizing<dequantize_row_q5_k, DType::Q5_K>(quantize_row_q5_k,
-                                                   MAGNETAR_KQUANT_TRANSPOSED_ASM(magnetar_matvec_q5_k_r4_avx2, magnetar_matmul_q5_k_tile_avx2, DType::Q5_K)),
-    dequantizing<dequantize_row_q6_k, DType::Q6_K>(quantize_row_q6_k,
-                                                   MAGNETAR_KQUANT_TRANSPOSED_ASM(magnetar_matvec_q6_k_r4_avx2, magnetar_matmul_q6_k_tile_avx2, DType::Q6_K)),
+    dequantizing<dequantize_row_q4_k, DType::Q4_K>(
+        quantize_row_q4_k,
+        MAGNETAR_KQUANT_TRANSPOSED_ASM(magnetar_matvec_q4_k_r4_avx2, magnetar_matmul_q4_k_tile_avx2, DType::Q4_K),
+        MAGNETAR_KQUANT_TRANSPOSED_ASM(magnetar_matvec_q4_k_r4_avx512vnni, magnetar_matmul_q4_k_tile_avx512vnni, DType::Q4_K)),
+    dequantizing<dequantize_row_q5_k, DType::Q5_K>(
+        quantize_row_q5_k,
+        MAGNETAR_KQUANT_TRANSPOSED_ASM(magnetar_matvec_q5_k_r4_avx2, magnetar_matmul_q5_k_tile_avx2, DType::Q5_K),
+        MAGNETAR_KQUANT_TRANSPOSED_ASM(magnetar_matvec_q5_k_r4_avx512vnni, magnetar_matmul_q5_k_tile_avx512vnni, DType::Q5_K)),
+    dequantizing<dequantize_row_q6_k, DType::Q6_K>(
+        quantize_row_q6_k,
+        MAGNETAR_KQUANT_TRANSPOSED_ASM(magnetar_matvec_q6_k_r4_avx2, magnetar_matmul_q6_k_tile_avx2, DType::Q6_K),
+        MAGNETAR_KQUANT_TRANSPOSED_ASM(magnetar_matvec_q6_k_r4_avx512vnni, magnetar_matmul_q6_k_tile_avx512vnni, DType::Q6_K)),
     dequantizing<dequantize_row_iq4_nl, DType::IQ4_NL>(quantize_row_iq4_nl,
                                                        MAGNETAR_B32_ASM(magnetar_matvec_iq4_nl_avx2, DType::IQ4_NL)),
     dequantizing<dequantize_row_iq4_xs, DType::IQ4_XS>(
-        quantize_row_iq4_xs, MAGNETAR_KQUANT_TILED_ASM(magnetar_matvec_iq4_xs_r4_avx2, magnetar_matmul_iq4_xs_avx2, DType::IQ4_XS)),
+        quantize_row_iq4_xs,
+        MAGNETAR_KQUANT_TILED_ASM(magnetar_matvec_iq4_xs_r4_avx2, magnetar_matmul_iq4_xs_avx2, DType::IQ4_XS),
+        MAGNETAR_KQUANT_TRANSPOSED_ASM(magnetar_matvec_iq4_xs_r4_avx512vnni, magnetar_matmul_iq4_xs_tile_avx512vnni, DType::IQ4_XS)),
     dequantizing<dequantize_row_q4_1, DType::Q4_1>(quantize_row_q4_1,
                                                    MAGNETAR_B32_ASM(magnetar_matvec_q4_1_avx2, DType::Q4_1)),
     dequantizing<dequantize_row_q5_0, DType::Q5_0>(quantize_row_q5_0,

@@ -14,7 +14,8 @@
 //   kquant_low.h); IQ4_NL, Q4_1, Q5_0 and Q5_1 against Q8_0-style blocks (kquant_low.h). Faster,
 //   and as close to the float model as llama.cpp is. (F16 / F32's asm entries are the asm
 //   tables' own float kernels, whose F16 stream count the tuning chooses: tables.h.)
-// - avx512vnni, where the type has VNNI kernels (Q8_0 / Q4_0).
+// - avx512vnni, where the type has VNNI kernels: Q8_0 / Q4_0; Q4_K, Q5_K, Q6_K and IQ4_XS decode
+//   (kquant_decode.h) and their transposed prefill tiles (kquant_tile.h).
 // Prefill entries run the decode kernel per token below their prefill tiles' token count and
 // walk rows in chunks that stay in cache while every token passes; each output is bit for bit the
 // decode kernel's for that token.

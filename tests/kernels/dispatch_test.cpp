@@ -3,6 +3,7 @@
 // type, the kernels of that type's record for the table's ISA.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <vector>
@@ -40,6 +41,19 @@ TEST_F(DispatchTest, EnvironmentForcesReference) {
   kernels::select(kernels::KernelChoice::Auto);
   EXPECT_EQ(&kernels::active(), &kernels::reference_table());
   EXPECT_STREQ(kernels::active().isa, "reference");
+}
+
+// MAGNETAR_KERNELS=avx2 / avx512vnni pick that table where the CPU runs it, else the best.
+TEST_F(DispatchTest, EnvironmentNamesAnAsmTable) {
+  if (!kernels::asm_available()) GTEST_SKIP() << "no asm tables on this CPU";
+  for (const char* isa : {"avx2", "avx512vnni"}) {
+    set_env("MAGNETAR_KERNELS", isa);
+    kernels::select(kernels::KernelChoice::Auto);
+    const std::vector<const kernels::KernelTable*> tables = kernels::asm_tables();
+    const bool runs = std::any_of(tables.begin(), tables.end(),
+                                  [&](const kernels::KernelTable* t) { return std::string(t->isa) == isa; });
+    EXPECT_STREQ(kernels::active().isa, runs ? isa : tables.back()->isa) << isa;
+  }
 }
 
 TEST_F(DispatchTest, AutoPicksAsmWhenTheCpuHasIt) {

@@ -5,13 +5,15 @@
 // wall time, and process CPU time / threads ("cpu"), which leaves out the time other processes
 // hold the CPU (a shared machine) and counts our own spinning: conservative.
 // --kernels: instead, the K-quant decode kernels alone on one thread, the row-at-a-time ones
-// (kquant_avx2.asm) against the four-row ones (kquant_decode_avx2.asm): in cache (a ~192 KB
+// (kquant_avx2.asm) against the four-row ones (kquant_decode_avx2.asm, and the AVX-512 VNNI ones
+// where the CPU runs them): in cache (a ~192 KB
 // matrix called over and over) and from memory (a 96 MB matrix, with the streaming read of it);
 // --types limits it too.
 // --tile: the K-quant prefill kernels alone on one thread, multiply-adds per CPU second at several
 // token counts: the transposed 8-row tiles (kquant_tile_avx2.asm) against the 1 x 8 tiles
-// (kquant_matmul_avx2.asm), the four-row matvec once per token, and the Q4_0 x16 prefill (the
-// layout a loaded Q4_0 model runs) on the same shape.
+// (kquant_matmul_avx2.asm) and, where the CPU has them, the VNNI transposed tiles
+// (kquant_tile_avx512vnni.asm), the four-row matvec once per token, and the Q4_0 x16 prefill (the
+// layout a loaded Q4_0 model runs; AVX2 and VNNI) on the same shape.
 //   magnetar_bench_kquant [rows cols] [--reps N] [--types q2_k,q3_k,...] [--kernels | --tile]
 #include <algorithm>
 #include <chrono>
@@ -65,27 +67,34 @@ std::vector<uint8_t> random_blocks(const Type& t, uint64_t bytes, std::mt19937& 
   return w;
 }
 
-// --kernels: GB/s of each decode kernel in cache and from memory, one thread; the two kernels of a
-// type, the read of the same bytes and the engine's read probe (what `magnetar-cli bench` divides
-// by: kernels::streaming_read_loop over 96 MB of ordinary floats) take turns within each
-// repetition. A kernel whose in-cache speed is not well above the probe is compute-bound.
+// --kernels: GB/s of each decode kernel in cache and from memory, one thread; the kernels of a
+// type (row-at-a-time AVX2, four-row AVX2, four-row AVX-512 VNNI where the CPU runs it), the read
+// of the same bytes and the engine's read probe (what `magnetar-cli bench` divides by:
+// kernels::streaming_read_loop over 96 MB of ordinary floats) take turns within each repetition. A
+// kernel whose in-cache speed is not well above the probe is compute-bound.
 void kernel_table(int reps, const std::string& only) {
   using magnetar::quant::ActBlockK;
   using magnetar::quant::MatvecKFn;
-  struct Pair {
+  struct Kernels {
     const char* name;
     Type type;
-    MatvecKFn row, r4;
+    MatvecKFn fn[3];  // row, r4, r4 VNNI
   };
-  const Pair pairs[] = {{"q4_k", {DType::Q4_K, {0, 2}}, magnetar_matvec_q4_k_avx2, magnetar_matvec_q4_k_r4_avx2},
-                        {"q5_k", {DType::Q5_K, {0, 2}}, magnetar_matvec_q5_k_avx2, magnetar_matvec_q5_k_r4_avx2},
-                        {"q6_k", {DType::Q6_K, {208}}, magnetar_matvec_q6_k_avx2, magnetar_matvec_q6_k_r4_avx2},
-                        {"iq4_xs", {DType::IQ4_XS, {0}}, magnetar_matvec_iq4_xs_avx2, magnetar_matvec_iq4_xs_r4_avx2}};
+  const Kernels types[] = {
+      {"q4_k", {DType::Q4_K, {0, 2}}, {magnetar_matvec_q4_k_avx2, magnetar_matvec_q4_k_r4_avx2, magnetar_matvec_q4_k_r4_avx512vnni}},
+      {"q5_k", {DType::Q5_K, {0, 2}}, {magnetar_matvec_q5_k_avx2, magnetar_matvec_q5_k_r4_avx2, magnetar_matvec_q5_k_r4_avx512vnni}},
+      {"q6_k", {DType::Q6_K, {208}}, {magnetar_matvec_q6_k_avx2, magnetar_matvec_q6_k_r4_avx2, magnetar_matvec_q6_k_r4_avx512vnni}},
+      {"iq4_xs", {DType::IQ4_XS, {0}}, {magnetar_matvec_iq4_xs_avx2, magnetar_matvec_iq4_xs_r4_avx2, magnetar_matvec_iq4_xs_r4_avx512vnni}}};
+  bool vnni = false;
+  for (const magnetar::kernels::KernelTable* t : magnetar::kernels::asm_tables())
+    vnni = vnni || std::string(t->isa) == "avx512vnni";
+  const int variants = vnni ? 3 : 2;
   std::printf("K-quant decode kernels, 1 thread, medians of %d: GB/s of weights per CPU second\n", reps);
-  std::printf("(row = kquant_avx2.asm, r4 = kquant_decode_avx2.asm; 'read' = stream_read of the same bytes,\n"
-              " 'probe' = the engine's read probe; %% = of the probe)\n");
-  std::printf("%-6s %6s %9s %9s %9s %9s %8s %8s %8s %8s\n", "type", "cols", "row cache", "r4 cache", "row mem",
-              "r4 mem", "read", "probe", "row %", "r4 %");
+  std::printf("(row = kquant_avx2.asm, r4 = kquant_decode_avx2.asm, vnni = kquant_decode_avx512vnni.asm%s;\n"
+              " 'read' = stream_read of the same bytes, 'probe' = the engine's read probe; %% = of the probe)\n",
+              vnni ? "" : ": not on this CPU");
+  std::printf("%-6s %6s %9s %9s %9s %9s %9s %9s %8s %8s %7s %7s %7s\n", "type", "cols", "row cache", "r4 cache",
+              "vnni cach", "row mem", "r4 mem", "vnni mem", "read", "probe", "row %", "r4 %", "vnni %");
   const char* probe_name = nullptr;
   const auto probe_loop = magnetar::kernels::streaming_read_loop(&probe_name);
   const std::vector<float> probe_buffer(size_t(96) << 18, 1.0f);  // 96 MB
@@ -100,23 +109,22 @@ void kernel_table(int reps, const std::string& only) {
     for (float& v : x) v = std::uniform_real_distribution<float>(-1, 1)(rng);
     std::vector<ActBlockK> xq(static_cast<size_t>(cols / 256));
     magnetar::quant::quantize_act_k_ref(x.data(), xq.data(), cols);
-    for (const Pair& p : pairs) {
-      if (!only.empty() && only.find(std::string(",") + p.name + ",") == std::string::npos) continue;
-      const int64_t row_bytes = int64_t(magnetar::format::tensor_bytes(p.type.dtype, 1, uint64_t(cols)));
+    for (const Kernels& k : types) {
+      if (!only.empty() && only.find(std::string(",") + k.name + ",") == std::string::npos) continue;
+      const int64_t row_bytes = int64_t(magnetar::format::tensor_bytes(k.type.dtype, 1, uint64_t(cols)));
       const int64_t rows = (96 << 20) / row_bytes, small_rows = std::max<int64_t>(4, (192 << 10) / row_bytes);
-      const std::vector<uint8_t> w = random_blocks(p.type, uint64_t(rows * row_bytes), rng);
+      const std::vector<uint8_t> w = random_blocks(k.type, uint64_t(rows * row_bytes), rng);
       std::vector<float> y(static_cast<size_t>(rows));
-      std::vector<double> cached[2], memory[2], read, probe;
+      std::vector<double> cached[3], memory[3], read, probe;
       volatile uint64_t sink = 0;
       const int calls = int(std::max<int64_t>(1, (256 << 20) / (small_rows * row_bytes)));
       for (int r = 0; r < reps; ++r) {
-        for (int v = 0; v < 2; ++v) {
-          const MatvecKFn fn = v == 0 ? p.row : p.r4;
+        for (int v = 0; v < variants; ++v) {
           double t0 = cpu_now();
-          for (int c = 0; c < calls; ++c) fn(w.data(), xq.data(), y.data(), small_rows, cols);
+          for (int c = 0; c < calls; ++c) k.fn[v](w.data(), xq.data(), y.data(), small_rows, cols);
           cached[v].push_back(cpu_gbs(double(small_rows * row_bytes) * calls, t0));
           t0 = cpu_now();
-          fn(w.data(), xq.data(), y.data(), rows, cols);
+          k.fn[v](w.data(), xq.data(), y.data(), rows, cols);
           memory[v].push_back(cpu_gbs(double(rows * row_bytes), t0));
         }
         const double t0 = cpu_now();
@@ -127,9 +135,11 @@ void kernel_table(int reps, const std::string& only) {
         probe.push_back(cpu_gbs(double(probe_count * 8), t1));
       }
       const double ceiling = median(probe);
-      std::printf("%-6s %6lld %9.2f %9.2f %9.2f %9.2f %8.2f %8.2f %7.1f%% %7.1f%%\n", p.name, (long long)cols,
-                  median(cached[0]), median(cached[1]), median(memory[0]), median(memory[1]), median(read), ceiling,
-                  100 * median(memory[0]) / ceiling, 100 * median(memory[1]) / ceiling);
+      const auto at = [&](std::vector<double>* v, int i) { return i < variants ? median(v[i]) : 0.0; };
+      std::printf("%-6s %6lld %9.2f %9.2f %9.2f %9.2f %9.2f %9.2f %8.2f %8.2f %6.1f%% %6.1f%% %6.1f%%\n", k.name,
+                  (long long)cols, at(cached, 0), at(cached, 1), at(cached, 2), at(memory, 0), at(memory, 1),
+                  at(memory, 2), median(read), ceiling, 100 * at(memory, 0) / ceiling, 100 * at(memory, 1) / ceiling,
+                  100 * at(memory, 2) / ceiling);
     }
   }
 }
@@ -147,22 +157,30 @@ void tile_table(int64_t rows, int64_t cols, int reps, const std::string& only) {
     const char* name;
     Type type;
     MatvecKFn matvec;
-    MatmulKFn row_tile, transposed;
+    MatmulKFn row_tile, transposed, transposed_vnni;
   };
   const Kernels kinds[] = {
       {"q4_k", {DType::Q4_K, {0, 2}}, magnetar_matvec_q4_k_r4_avx2, magnetar_matmul_q4_k_avx2,
-       magnetar_matmul_q4_k_tile_avx2},
+       magnetar_matmul_q4_k_tile_avx2, magnetar_matmul_q4_k_tile_avx512vnni},
       {"q5_k", {DType::Q5_K, {0, 2}}, magnetar_matvec_q5_k_r4_avx2, magnetar_matmul_q5_k_avx2,
-       magnetar_matmul_q5_k_tile_avx2},
+       magnetar_matmul_q5_k_tile_avx2, magnetar_matmul_q5_k_tile_avx512vnni},
       {"q6_k", {DType::Q6_K, {208}}, magnetar_matvec_q6_k_r4_avx2, magnetar_matmul_q6_k_avx2,
-       magnetar_matmul_q6_k_tile_avx2}};
+       magnetar_matmul_q6_k_tile_avx2, magnetar_matmul_q6_k_tile_avx512vnni},
+      {"iq4_xs", {DType::IQ4_XS, {0}}, magnetar_matvec_iq4_xs_r4_avx2, magnetar_matmul_iq4_xs_avx2, nullptr,
+       magnetar_matmul_iq4_xs_tile_avx512vnni}};
   const int64_t token_counts[] = {4, 8, 16, 32, 64};
   constexpr int64_t kMaxTokens = 64;
   std::printf("K-quant prefill kernels, %lld x %lld, 1 thread, best of %d: GMAC/s\n",
               (long long)rows, (long long)cols, reps);
-  std::printf("(matvec = the four-row decode kernel per token, 1x8 = kquant_matmul_avx2.asm, 8xT = "
-              "kquant_tile_avx2.asm, q4_0 x16 = quant_x16_avx2.asm)\n");
-  std::printf("%-6s %6s %9s %9s %9s %10s\n", "type", "tokens", "matvec", "1x8", "8xT", "q4_0 x16");
+  bool vnni = false;
+  for (const magnetar::kernels::KernelTable* t : magnetar::kernels::asm_tables())
+    vnni = vnni || std::string(t->isa) == "avx512vnni";
+  std::printf("(matvec = the four-row AVX2 decode kernel per token, 1x8 = kquant_matmul_avx2.asm, 8xT = "
+              "kquant_tile_avx2.asm,\n 8xT vnni = kquant_tile_avx512vnni.asm, q4_0 x16 = quant_x16_avx2.asm, "
+              "q4_0 vnni = quant_x16_avx512vnni.asm%s)\n",
+              vnni ? "" : "; no VNNI on this CPU: 0");
+  std::printf("%-6s %6s %9s %9s %9s %9s %10s %10s\n", "type", "tokens", "matvec", "1x8", "8xT", "8xT vnni", "q4_0 x16",
+              "q4_0 vnni");
   std::mt19937 rng(3);
   std::vector<float> x(size_t(cols * kMaxTokens));
   for (float& v : x) v = std::uniform_real_distribution<float>(-1, 1)(rng);
@@ -182,7 +200,7 @@ void tile_table(int64_t rows, int64_t cols, int reps, const std::string& only) {
     const std::vector<uint8_t> w =
         random_blocks(k.type, magnetar::format::tensor_bytes(k.type.dtype, uint64_t(rows), uint64_t(cols)), rng);
     for (int64_t tokens : token_counts) {
-      std::vector<double> per_token, row_tile, transposed, q4_0;
+      std::vector<double> per_token, row_tile, transposed{0.0}, transposed_vnni{0.0}, q4_0, q4_0_vnni{0.0};
       for (int r = 0; r < reps; ++r) {
         double t0 = now();
         for (int64_t t = 0; t < tokens; ++t) k.matvec(w.data(), xk.data() + t * (cols / 256), y.data() + t * rows, rows, cols);
@@ -190,16 +208,26 @@ void tile_table(int64_t rows, int64_t cols, int reps, const std::string& only) {
         t0 = now();
         k.row_tile(w.data(), xk.data(), y.data(), rows, cols, tokens, rows);
         row_tile.push_back(gmacs(tokens, t0));
-        t0 = now();
-        k.transposed(w.data(), xk.data(), y.data(), rows, cols, tokens, rows);
-        transposed.push_back(gmacs(tokens, t0));
+        if (k.transposed != nullptr) {  // IQ4_XS has no AVX2 transposed tile
+          t0 = now();
+          k.transposed(w.data(), xk.data(), y.data(), rows, cols, tokens, rows);
+          transposed.push_back(gmacs(tokens, t0));
+        }
         t0 = now();
         magnetar_matmul_q4_0_x16_avx2(w0.data(), x0.data(), y.data(), rows, cols, tokens, rows);
         q4_0.push_back(gmacs(tokens, t0));
+        if (vnni) {
+          t0 = now();
+          k.transposed_vnni(w.data(), xk.data(), y.data(), rows, cols, tokens, rows);
+          transposed_vnni.push_back(gmacs(tokens, t0));
+          t0 = now();
+          magnetar_matmul_q4_0_x16_avx512vnni(w0.data(), x0.data(), y.data(), rows, cols, tokens, rows);
+          q4_0_vnni.push_back(gmacs(tokens, t0));
+        }
       }
       const auto best = [](const std::vector<double>& v) { return *std::max_element(v.begin(), v.end()); };
-      std::printf("%-6s %6lld %9.2f %9.2f %9.2f %10.2f\n", k.name, (long long)tokens, best(per_token),
-                  best(row_tile), best(transposed), best(q4_0));
+      std::printf("%-6s %6lld %9.2f %9.2f %9.2f %9.2f %10.2f %10.2f\n", k.name, (long long)tokens, best(per_token),
+                  best(row_tile), best(transposed), best(transposed_vnni), best(q4_0), best(q4_0_vnni));
     }
   }
 }

@@ -1,4 +1,5 @@
-// The four-rows-per-pass K-quant decode kernels (asm/kquant_decode_avx2.asm) against the row-at-a-
+// The four-rows-per-pass K-quant decode kernels (asm/kquant_decode_avx2.asm, and
+// asm/kquant_decode_avx512vnni.asm where the CPU runs the avx512vnni table) against the row-at-a-
 // time twins, bit for bit: every row count around the 4-row group (a last group of 1..3 rows),
 // several block counts, weights at every byte alignment, integer extremes, sentinels on both sides
 // of the outputs, callee-saved registers (xmm6-15 on Win64) through the checked-call trampoline;
@@ -10,6 +11,8 @@
 #include <cstring>
 #include <limits>
 #include <random>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "format/model_format.h"
@@ -23,17 +26,37 @@ namespace {
 
 struct DecodeCase {
   format::DType dtype;
+  kernels::Isa isa;
   MatvecKFn twin;
   MatvecKFn kernel;
   int64_t block_bytes;
   std::vector<int> half_offsets;  // the FP16 scales inside a block
+  std::string name() const { return std::string(format::dtype_name(dtype)) + " " + kernels::isa_name(isa); }
 };
 
+bool cpu_runs(kernels::Isa isa) {
+  for (const kernels::KernelTable* table : kernels::asm_tables())
+    if (std::string_view(table->isa) == kernels::isa_name(isa)) return true;
+  return false;
+}
+
+// Every kernel this CPU runs (the VNNI ones only where the avx512vnni table exists).
 std::vector<DecodeCase> cases() {
-  return {{format::DType::Q4_K, matvec_q4_k_ref, magnetar_matvec_q4_k_r4_avx2, 144, {0, 2}},
-          {format::DType::Q5_K, matvec_q5_k_ref, magnetar_matvec_q5_k_r4_avx2, 176, {0, 2}},
-          {format::DType::Q6_K, matvec_q6_k_ref, magnetar_matvec_q6_k_r4_avx2, 210, {208}},
-          {format::DType::IQ4_XS, matvec_iq4_xs_ref, magnetar_matvec_iq4_xs_r4_avx2, 136, {0}}};
+  using format::DType;
+  using kernels::Isa;
+  const std::vector<DecodeCase> all = {
+      {DType::Q4_K, Isa::Avx2, matvec_q4_k_ref, magnetar_matvec_q4_k_r4_avx2, 144, {0, 2}},
+      {DType::Q5_K, Isa::Avx2, matvec_q5_k_ref, magnetar_matvec_q5_k_r4_avx2, 176, {0, 2}},
+      {DType::Q6_K, Isa::Avx2, matvec_q6_k_ref, magnetar_matvec_q6_k_r4_avx2, 210, {208}},
+      {DType::IQ4_XS, Isa::Avx2, matvec_iq4_xs_ref, magnetar_matvec_iq4_xs_r4_avx2, 136, {0}},
+      {DType::Q4_K, Isa::Avx512Vnni, matvec_q4_k_ref, magnetar_matvec_q4_k_r4_avx512vnni, 144, {0, 2}},
+      {DType::Q5_K, Isa::Avx512Vnni, matvec_q5_k_ref, magnetar_matvec_q5_k_r4_avx512vnni, 176, {0, 2}},
+      {DType::Q6_K, Isa::Avx512Vnni, matvec_q6_k_ref, magnetar_matvec_q6_k_r4_avx512vnni, 210, {208}},
+      {DType::IQ4_XS, Isa::Avx512Vnni, matvec_iq4_xs_ref, magnetar_matvec_iq4_xs_r4_avx512vnni, 136, {0}}};
+  std::vector<DecodeCase> runnable;
+  for (const DecodeCase& c : all)
+    if (cpu_runs(c.isa)) runnable.push_back(c);
+  return runnable;
 }
 
 class KQuantDecode : public ::testing::Test {
@@ -58,7 +81,7 @@ struct GuardedOutput {
 
 TEST_F(KQuantDecode, MatchesTwinBitExact) {
   for (const DecodeCase& c : cases()) {
-    SCOPED_TRACE(format::dtype_name(c.dtype));
+    SCOPED_TRACE(c.name());
     std::mt19937 rng(61);
     for (bool extreme : {false, true})
       for (int64_t rows : {1, 2, 3, 4, 5, 6, 7, 8, 9, 13, 35})
@@ -86,7 +109,7 @@ TEST_F(KQuantDecode, MatchesTwinBitExact) {
 TEST_F(KQuantDecode, FillBytesMatchTwin) {
   std::mt19937 rng(83);
   for (const DecodeCase& c : cases()) {
-    SCOPED_TRACE(format::dtype_name(c.dtype));
+    SCOPED_TRACE(c.name());
     const int64_t rows = 7, cols = 512;
     const std::vector<ActBlockK> x = make_k_activation(cols, rng, true);
     for (uint8_t fill : {uint8_t(0x00), uint8_t(0x80), uint8_t(0xff)}) {
@@ -119,7 +142,7 @@ TEST_F(KQuantDecode, ZeroRowsWritesNothing) {
 TEST_F(KQuantDecode, CalleeSavedRegistersPreserved) {
   std::mt19937 rng(71);
   for (const DecodeCase& c : cases()) {
-    SCOPED_TRACE(format::dtype_name(c.dtype));
+    SCOPED_TRACE(c.name());
     for (int64_t rows : {4, 7}) {  // whole groups only, and a partial last group
       const int64_t cols = 512;
       const std::vector<uint8_t> w = make_k_blocks(c.block_bytes, c.half_offsets, rows, cols, rng, false);
@@ -129,13 +152,16 @@ TEST_F(KQuantDecode, CalleeSavedRegistersPreserved) {
   }
 }
 
-// The type record's AVX2 entry (what ops runs for these types): token t's outputs are the twin's
-// on token t's quantized activation, bit for bit, for every token count 1..20 and a strided y.
+// The type record's entry of the kernel's ISA (what ops runs for these types): token t's outputs
+// are the twin's on token t's quantized activation, bit for bit, for every token count 1..20 and a
+// strided y.
 TEST_F(KQuantDecode, TypeRecordMatmulIsTheTwinPerToken) {
   std::mt19937 rng(73);
   for (const DecodeCase& c : cases()) {
-    SCOPED_TRACE(format::dtype_name(c.dtype));
-    const kernels::TypeKernels& entry = type_traits(c.dtype).avx2;
+    SCOPED_TRACE(c.name());
+    const TypeTraits& traits = type_traits(c.dtype);
+    const kernels::TypeKernels& entry = c.isa == kernels::Isa::Avx2 ? traits.avx2 : traits.avx512vnni;
+    ASSERT_EQ(entry.decode, type_kernels(traits, c.isa).decode) << "the record's entry of the ISA is its own";
     ASSERT_NE(entry.prefill, nullptr);
     const int64_t rows = 37, cols = 768, stride = rows + 3;
     const std::vector<uint8_t> w = make_k_blocks(c.block_bytes, c.half_offsets, rows, cols, rng, false);

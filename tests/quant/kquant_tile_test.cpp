@@ -1,4 +1,5 @@
-// The transposed 8-row K-quant prefill kernels (asm/kquant_tile_avx2.asm, kernels/kquant_tile.h),
+// The transposed 8-row K-quant prefill kernels (asm/kquant_tile_avx2.asm, and
+// asm/kquant_tile_avx512vnni.asm where the CPU runs the avx512vnni table; kernels/kquant_tile.h),
 // checkasm-style: against the per-token matvec twin bit for bit at row counts around the 8-row
 // group (tails below and above it), token counts around the 4-token pass and the kernel's token
 // chunk, widths of 1..9 super-blocks, weights and activations at odd addresses, integer extremes
@@ -10,6 +11,7 @@
 #include <cstring>
 #include <random>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/thread_pool.h"
@@ -26,16 +28,36 @@ namespace {
 
 struct TileCase {
   format::DType dtype;
+  kernels::Isa isa;
   MatvecKFn twin;
   MatmulKFn tile;
   int64_t block_bytes;
   std::vector<int> half_offsets;  // the FP16 scales inside a block
+  std::string name() const { return std::string(format::dtype_name(dtype)) + " " + kernels::isa_name(isa); }
 };
 
+bool cpu_runs(kernels::Isa isa) {
+  for (const kernels::KernelTable* table : kernels::asm_tables())
+    if (std::string_view(table->isa) == kernels::isa_name(isa)) return true;
+  return false;
+}
+
+// Every tile kernel this CPU runs (the VNNI ones only where the avx512vnni table exists).
 std::vector<TileCase> tile_cases() {
-  return {{format::DType::Q4_K, matvec_q4_k_ref, magnetar_matmul_q4_k_tile_avx2, 144, {0, 2}},
-          {format::DType::Q5_K, matvec_q5_k_ref, magnetar_matmul_q5_k_tile_avx2, 176, {0, 2}},
-          {format::DType::Q6_K, matvec_q6_k_ref, magnetar_matmul_q6_k_tile_avx2, 210, {208}}};
+  using format::DType;
+  using kernels::Isa;
+  const std::vector<TileCase> all = {
+      {DType::Q4_K, Isa::Avx2, matvec_q4_k_ref, magnetar_matmul_q4_k_tile_avx2, 144, {0, 2}},
+      {DType::Q5_K, Isa::Avx2, matvec_q5_k_ref, magnetar_matmul_q5_k_tile_avx2, 176, {0, 2}},
+      {DType::Q6_K, Isa::Avx2, matvec_q6_k_ref, magnetar_matmul_q6_k_tile_avx2, 210, {208}},
+      {DType::Q4_K, Isa::Avx512Vnni, matvec_q4_k_ref, magnetar_matmul_q4_k_tile_avx512vnni, 144, {0, 2}},
+      {DType::Q5_K, Isa::Avx512Vnni, matvec_q5_k_ref, magnetar_matmul_q5_k_tile_avx512vnni, 176, {0, 2}},
+      {DType::Q6_K, Isa::Avx512Vnni, matvec_q6_k_ref, magnetar_matmul_q6_k_tile_avx512vnni, 210, {208}},
+      {DType::IQ4_XS, Isa::Avx512Vnni, matvec_iq4_xs_ref, magnetar_matmul_iq4_xs_tile_avx512vnni, 136, {0}}};
+  std::vector<TileCase> runnable;
+  for (const TileCase& c : all)
+    if (cpu_runs(c.isa)) runnable.push_back(c);
+  return runnable;
 }
 
 // Bytes placed `offset` bytes into a buffer (weights or activations at an odd address).
@@ -88,7 +110,7 @@ class KQuantTile : public ::testing::Test {
 TEST_F(KQuantTile, MatchesTwinBitExact) {
   const int64_t widths[] = {256, 512, 768, 1280, 2304};
   for (const TileCase& c : tile_cases()) {
-    SCOPED_TRACE(format::dtype_name(c.dtype));
+    SCOPED_TRACE(c.name());
     std::mt19937 rng(83);
     int n = 0;
     for (int64_t rows : {1, 2, 3, 4, 5, 6, 7, 8, 9, 13, 17, 35})
@@ -103,7 +125,7 @@ TEST_F(KQuantTile, MatchesTwinBitExact) {
 // More tokens than one chunk of the kernel (64) with a partial last chunk and pass.
 TEST_F(KQuantTile, ManyTokensMatchTwinBitExact) {
   for (const TileCase& c : tile_cases()) {
-    SCOPED_TRACE(format::dtype_name(c.dtype));
+    SCOPED_TRACE(c.name());
     std::mt19937 rng(89);
     for (int64_t n_tokens : {64, 70, 131}) check_tile(c, 11, 512, n_tokens, 1, 3, rng, false);
   }
@@ -112,7 +134,7 @@ TEST_F(KQuantTile, ManyTokensMatchTwinBitExact) {
 // Every quant and scale at its largest and the activations at +-127: the int16 sums' bounds.
 TEST_F(KQuantTile, IntegerExtremesMatchTwinBitExact) {
   for (const TileCase& c : tile_cases()) {
-    SCOPED_TRACE(format::dtype_name(c.dtype));
+    SCOPED_TRACE(c.name());
     std::mt19937 rng(97);
     for (int64_t rows : {3, 8, 10})
       for (int64_t n_tokens : {1, 5}) check_tile(c, rows, 768, n_tokens, 1, 0, rng, true);
@@ -134,7 +156,7 @@ TEST_F(KQuantTile, NoRowsOrTokensWritesNothing) {
 TEST_F(KQuantTile, CalleeSavedRegistersPreserved) {
   std::mt19937 rng(103);
   for (const TileCase& c : tile_cases()) {
-    SCOPED_TRACE(format::dtype_name(c.dtype));
+    SCOPED_TRACE(c.name());
     const int64_t rows = 11, cols = 512;
     for (int64_t n_tokens : {5, 9}) {
       const std::vector<uint8_t> w = make_k_blocks(c.block_bytes, c.half_offsets, rows, cols, rng, false);
@@ -144,12 +166,13 @@ TEST_F(KQuantTile, CalleeSavedRegistersPreserved) {
   }
 }
 
-// The type record's AVX2 prefill entry (the tile from kKTransMinTokens tokens, the matvec below)
-// and ops::matmul on 1 and 2 threads over it, against the per-token twin.
+// The type record's prefill entry of the kernel's ISA (the tile from kKTransMinTokens tokens, the
+// matvec below) and ops::matmul on 1 and 2 threads over the active table, against the per-token
+// twin.
 TEST_F(KQuantTile, EntryAndOpsMatchTwinBitExact) {
   std::mt19937 rng(107);
   for (const TileCase& c : tile_cases()) {
-    SCOPED_TRACE(format::dtype_name(c.dtype));
+    SCOPED_TRACE(c.name());
     const TypeTraits& traits = type_traits(c.dtype);
     const int64_t rows = 77, cols = 1024;
     const std::vector<uint8_t> w = make_k_blocks(c.block_bytes, c.half_offsets, rows, cols, rng, false);
@@ -162,8 +185,9 @@ TEST_F(KQuantTile, EntryAndOpsMatchTwinBitExact) {
       matmul_k_ref(c.twin, w.data() + 2, xq.data(), want.data(), rows, cols, n_tokens, rows);
       const std::string what = "tokens " + std::to_string(n_tokens);
       std::vector<float> got = sentinel_outputs(rows, n_tokens, rows);
-      traits.avx2.prefill(w.data() + 2, xq.data(), got.data(), rows, cols, n_tokens, rows);
-      expect_outputs(got, want, rows, n_tokens, rows, "avx2 prefill entry, " + what);
+      const kernels::TypeKernels& entry = c.isa == kernels::Isa::Avx2 ? traits.avx2 : traits.avx512vnni;
+      entry.prefill(w.data() + 2, xq.data(), got.data(), rows, cols, n_tokens, rows);
+      expect_outputs(got, want, rows, n_tokens, rows, c.name() + " prefill entry, " + what);
       const ops::Matrix m{w.data() + 2, c.dtype, rows, cols};
       for (int threads : {1, 2}) {
         ThreadPool pool(threads);

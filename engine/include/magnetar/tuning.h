@@ -6,7 +6,8 @@
 //   F16:        column stripes of 1024, 2048 or 4096 columns or the plain row-major layout, and
 //               the matrix–vector kernel with 4 or 8 weight streams;
 //   Q8_0, Q4_0: x16 row tiles or row-major rows, and the kernel table (avx2 or avx512vnni,
-//               where the CPU runs both).
+//               where the CPU runs both; the table serves every type, so a lower one is not
+//               chosen where it would change an unmeasured type's kernels: the K-quants').
 // The prefetch distance is an assembly-time constant of the kernels and is not tuned.
 //
 // Overrides: MAGNETAR_KERNELS (any value but "auto") keeps the built-in kernel choices,

@@ -1,0 +1,303 @@
+; K-quant decode (matrix-vector), AVX-512 (F, BW, VL) + VNNI: Q4_K, Q5_K, Q6_K and IQ4_XS rows,
+; four per pass (asm/kquant_decode.inc), against Q8_K-style activations (ActBlockK). Same contract
+; and twins as asm/kquant_decode_avx2.asm (matvec_q4_k_ref, matvec_q5_k_ref, matvec_q6_k_ref,
+; matvec_iq4_xs_ref in engine/kernels/kquant_dot.cpp), bit for bit, and the same per-block shared
+; work (asm/kquant_decode_prep.inc). What differs is a row's dot product: ZMM registers carry 128
+; values (two or four sub-blocks) per step, and vpdpwssd folds the sub-block scale multiply and
+; the accumulation into one instruction. Per 64 weights of a row the AVX2 kernels spend about 9
+; (Q4_K) to 14 (IQ4_XS) vector instructions; these spend 3.5 to 6, which is what a core that can
+; read 30+ GB/s needs (Zen 4 / 5, Ice Lake and later).
+; Exactness: vpmaddubsw's pair sums stay below 2^15 (quants <= 63 or |w| <= 127 against |x| <=
+; 127), vpdpwssd accumulates int32 without saturation, and the row's lanes end as the AVX2 kernels'
+; do (8 int32 lanes in ymm6 whose sum is the exact S_b); the lanes hold other partial sums, which
+; the block contract allows (only the block's integer sum is defined).
+; Registers besides the skeleton's (ymm11..14): zmm16..19 the block's activation as the row dots
+; read it (rearranged once per block for the four rows), zmm20..25 per-type constants. zmm16..31
+; are not callee-saved on Win64 and need no vzeroupper.
+
+%include "kquant_decode.inc"
+%include "kquant_decode_prep.inc"
+
+RODATA
+align 64
+; vpshufb selectors of a word per 128-bit lane from a row's 8 scale bytes (in every lane):
+; lanes 0, 1 take byte %1, lanes 2, 3 byte %2 (zero-extended).
+%macro SCALE_BYTES_BY_HALF 2
+  times 16 db %1, -128
+  times 16 db %2, -128
+%endmacro
+; Q4_K / Q5_K step k (qs bytes 64k..64k+63): the low nibbles are sub-blocks 4k | 4k + 2, the high
+; nibbles 4k + 1 | 4k + 3 (each 256-bit half one sub-block).
+k45v_scale_lo_0: SCALE_BYTES_BY_HALF 0, 2
+k45v_scale_hi_0: SCALE_BYTES_BY_HALF 1, 3
+k45v_scale_lo_1: SCALE_BYTES_BY_HALF 4, 6
+k45v_scale_hi_1: SCALE_BYTES_BY_HALF 5, 7
+; Q5_K: the qh bit of each half's sub-block (qh broadcast to both halves)
+%macro BIT_BY_HALF 2
+  times 32 db 1 << (%1)
+  times 32 db 1 << (%2)
+%endmacro
+k5v_bit_lo_0: BIT_BY_HALF 0, 2
+k5v_bit_hi_0: BIT_BY_HALF 1, 3
+k5v_bit_lo_1: BIT_BY_HALF 4, 6
+k5v_bit_hi_1: BIT_BY_HALF 5, 7
+; IQ4_XS step p (qs bytes 64p..64p+63): lane i is sub-block 4p + i; its scale word (of the row's
+; 8, in every lane) as every word of the lane
+%assign p 0
+%rep 2
+iq4v_scale_%[p]:
+  %assign i 0
+  %rep 4
+    times 8 db 2 * (4 * p + i), 2 * (4 * p + i) + 1
+    %assign i i + 1
+  %endrep
+%assign p p + 1
+%endrep
+; Q6_K half h: word indices (vpermw) of the 16 scale words, lane i of the low nibbles' step takes
+; scale 8h + i, of the high nibbles' 8h + 4 + i
+%assign h 0
+%rep 2
+q6v_scale_lo_%[h]:
+  %assign i 0
+  %rep 4
+    times 8 dw 8 * h + i
+    %assign i i + 1
+  %endrep
+q6v_scale_hi_%[h]:
+  %assign i 0
+  %rep 4
+    times 8 dw 8 * h + 4 + i
+    %assign i i + 1
+  %endrep
+%assign h h + 1
+%endrep
+; Q6_K: qh (in both halves) shifted per word so that each half's 2-bit field lands at bits 4..5:
+; the low nibbles' values take bits 0..1 | 2..3, the high nibbles' bits 4..5 | 6..7
+q6v_shift_lo: times 16 dw 4
+              times 16 dw 2
+q6v_shift_hi: times 16 dw 0
+              times 16 dw 2
+
+; ---- Q4_K / Q5_K ------------------------------------------------------------------------------
+; Block: d, dmin, scales[12], (Q5_K: qh[32],) qs[128]. A 64-byte step k of qs holds sub-blocks
+; 4k..4k + 3: low nibbles 4k (bytes 0..31) | 4k + 2 (bytes 32..63), high nibbles 4k + 1 | 4k + 3.
+; The activation is rearranged to match once per block (zmm16 = x of sub-blocks 0 | 2, zmm17 =
+; 1 | 3, zmm18 = 4 | 6, zmm19 = 5 | 7). Registers: ymm8 / ymm9 = K45_PREP's sc / m bytes of rows
+; 0 | 2 and 1 | 3; zmm10 = 0x0f; zmm20 = 0x10 (Q5_K's fifth bit).
+
+%macro K45V_SETUP 0
+  vpbroadcastd zmm10, [rel low_nibble]
+  vpbroadcastd zmm20, [rel bit_4]
+%endmacro
+
+%macro K45V_PREP 0
+  K45_PREP
+  vmovdqu64 ymm16, [kd_act + ACTK_QS]
+  vinserti64x4 zmm16, zmm16, [kd_act + ACTK_QS + 64], 1
+  vmovdqu64 ymm17, [kd_act + ACTK_QS + 32]
+  vinserti64x4 zmm17, zmm17, [kd_act + ACTK_QS + 96], 1
+  vmovdqu64 ymm18, [kd_act + ACTK_QS + 128]
+  vinserti64x4 zmm18, zmm18, [kd_act + ACTK_QS + 192], 1
+  vmovdqu64 ymm19, [kd_act + ACTK_QS + 160]
+  vinserti64x4 zmm19, zmm19, [kd_act + ACTK_QS + 224], 1
+%endmacro
+
+; K45V_ROW r, qs offset, fifth bit: ymm6 = row r's int32 lanes
+%macro K45V_ROW 3
+  KD_ROW_ADDR %1
+  %assign %%src 8 + ((%1) & 1)
+  vshufi32x4 zmm7, zmm%[%%src], zmm%[%%src], ((%1) >> 1) * 0x55  ; the row's sc / m bytes in every lane
+  %if %3
+    vbroadcasti64x4 zmm5, [KD_R + 16]             ; qh in both halves
+  %endif
+  %assign %%k 0
+  %rep 2
+    %assign %%xlo 16 + 2 * %%k
+    %assign %%xhi 17 + 2 * %%k
+    vmovdqu64 zmm1, [KD_R + %2 + 64 * %%k]
+    vpsrlw zmm2, zmm1, 4
+    vpandq zmm1, zmm1, zmm10                      ; sub-blocks 4k | 4k + 2
+    vpandq zmm2, zmm2, zmm10                      ; 4k + 1 | 4k + 3
+    %if %3
+      vptestmb k1, zmm5, [rel k5v_bit_lo_%[%%k]]
+      vptestmb k2, zmm5, [rel k5v_bit_hi_%[%%k]]
+      vpaddb zmm1{k1}, zmm1, zmm20
+      vpaddb zmm2{k2}, zmm2, zmm20
+    %endif
+    vpmaddubsw zmm1, zmm1, zmm%[%%xlo]
+    vpmaddubsw zmm2, zmm2, zmm%[%%xhi]
+    vpshufb zmm3, zmm7, [rel k45v_scale_lo_%[%%k]]
+    vpshufb zmm4, zmm7, [rel k45v_scale_hi_%[%%k]]
+    %if %%k == 0
+      vpmaddwd zmm6, zmm1, zmm3
+    %else
+      vpdpwssd zmm6, zmm1, zmm3
+    %endif
+    vpdpwssd zmm6, zmm2, zmm4
+    %assign %%k %%k + 1
+  %endrep
+  vextracti64x4 ymm0, zmm6, 1
+  vpaddd ymm6, ymm6, ymm0
+%endmacro
+
+%macro Q4KV_ROW 1
+  K45V_ROW %1, 16, 0
+%endmacro
+
+%macro Q5KV_ROW 1
+  K45V_ROW %1, 48, 1
+%endmacro
+
+; ------------------------------------------------------------------------------------------------
+; void magnetar_matvec_q4_k_r4_avx512vnni(const void* w, const ActBlockK* x, float* y, int64_t rows,
+;                                         int64_t cols)            cols % 256 == 0, cols > 0
+; void magnetar_matvec_q5_k_r4_avx512vnni(...)                     the same for Q5_K
+; ------------------------------------------------------------------------------------------------
+FUNCTION matvec_q4_k_r4_avx512vnni, 5, KD_GPRS, 16
+  KDECODE_MATVEC 144, K45V_SETUP, K45V_PREP, Q4KV_ROW, 1, 0
+
+FUNCTION matvec_q5_k_r4_avx512vnni, 5, KD_GPRS, 16
+  KDECODE_MATVEC 176, K45V_SETUP, K45V_PREP, Q5KV_ROW, 1, 0
+
+; ---- Q6_K -------------------------------------------------------------------------------------
+; Block: ql[128], qh[64], scales[16] (int8), d (f16) at 208. Half h's 64 ql bytes: low nibbles are
+; values 128h + 0..63, high nibbles 128h + 64..127, each 128-bit lane 16 values of one scale
+; (8h + i, 8h + 4 + i), so the activation is read in its own order (zmm16..19 = x[0..255]).
+; Registers: zmm10 = 0x0f, zmm20 = 0x30, zmm21..24 = the vpermw scale indices.
+
+%macro Q6KV_SETUP 0
+  vpbroadcastd zmm10, [rel low_nibble]
+  vpbroadcastd zmm20, [rel bits_45]
+  vmovdqa64 zmm21, [rel q6v_scale_lo_0]
+  vmovdqa64 zmm22, [rel q6v_scale_hi_0]
+  vmovdqa64 zmm23, [rel q6v_scale_lo_1]
+  vmovdqa64 zmm24, [rel q6v_scale_hi_1]
+%endmacro
+
+%macro Q6KV_PREP 0
+  Q6K_PREP
+  vmovdqu64 zmm16, [kd_act + ACTK_QS]
+  vmovdqu64 zmm17, [kd_act + ACTK_QS + 64]
+  vmovdqu64 zmm18, [kd_act + ACTK_QS + 128]
+  vmovdqu64 zmm19, [kd_act + ACTK_QS + 192]
+%endmacro
+
+%macro Q6KV_ROW 1
+  KD_ROW_ADDR %1
+  vpmovsxbw ymm5, [KD_R + 192]                    ; the 16 scales as words
+  vpmaddwd ymm4, ymm5, [kd_act + ACTK_BSUMS]
+  vpslld ymm4, ymm4, 5                            ; the -32 offset's lanes (subtracted below)
+  %assign %%h 0
+  %rep 2
+    %assign %%xlo 16 + 2 * %%h
+    %assign %%xhi 17 + 2 * %%h
+    %assign %%ilo 21 + 2 * %%h
+    %assign %%ihi 22 + 2 * %%h
+    vmovdqu64 zmm1, [KD_R + 64 * %%h]             ; ql of the half
+    vbroadcasti64x4 zmm2, [KD_R + 128 + 32 * %%h] ; its qh in both halves
+    vpsrlw zmm0, zmm1, 4
+    vpandq zmm1, zmm1, zmm10
+    vpandq zmm0, zmm0, zmm10
+    vpsllvw zmm3, zmm2, [rel q6v_shift_lo]
+    vpsrlvw zmm2, zmm2, [rel q6v_shift_hi]
+    vpternlogd zmm1, zmm3, zmm20, 0xf8            ; low nibbles | (qh field & 0x30): q in 0..63
+    vpternlogd zmm0, zmm2, zmm20, 0xf8
+    vpmaddubsw zmm1, zmm1, zmm%[%%xlo]
+    vpmaddubsw zmm0, zmm0, zmm%[%%xhi]
+    vpermw zmm3, zmm%[%%ilo], zmm5
+    vpermw zmm2, zmm%[%%ihi], zmm5
+    %if %%h == 0
+      vpmaddwd zmm6, zmm1, zmm3
+    %else
+      vpdpwssd zmm6, zmm1, zmm3
+    %endif
+    vpdpwssd zmm6, zmm0, zmm2
+    %assign %%h %%h + 1
+  %endrep
+  vextracti64x4 ymm0, zmm6, 1
+  vpaddd ymm6, ymm6, ymm0
+  vpsubd ymm6, ymm6, ymm4
+%endmacro
+
+; ------------------------------------------------------------------------------------------------
+; void magnetar_matvec_q6_k_r4_avx512vnni(const void* w, const ActBlockK* x, float* y, int64_t rows,
+;                                         int64_t cols)            cols % 256 == 0, cols > 0
+; ------------------------------------------------------------------------------------------------
+FUNCTION matvec_q6_k_r4_avx512vnni, 5, KD_GPRS, 16
+  KDECODE_MATVEC 210, Q6KV_SETUP, Q6KV_PREP, Q6KV_ROW, 0, 0
+
+; ---- IQ4_XS -----------------------------------------------------------------------------------
+; Block: d, scales_h, scales_l[4], qs[128]. A 64-byte step p of qs holds sub-blocks 4p..4p + 3, one
+; per 128-bit lane: the low nibbles are their values 0..15, the high nibbles 16..31. The activation
+; is rearranged to match once per block (zmm16 / zmm17 = x values 0..15 / 16..31 of sub-blocks
+; 0..3, zmm18 / zmm19 of 4..7), its signs kept in k3..k6 and its absolute values in zmm16..19:
+; vpmaddubsw takes |x| (unsigned) against w sign(x) (the codebook value negated where x < 0, a
+; masked subtraction: AVX-512 has no vpsignb), both <= 127 in magnitude, so pair sums never
+; saturate. Registers: zmm10 = 0x0f, zmm11 = the codebook in every lane, zmm21 = 0.
+
+%macro IQ4V_SETUP 0
+  vpbroadcastd zmm10, [rel low_nibble]
+  vbroadcasti32x4 zmm11, [rel iq4_values]
+  vpxord xmm21, xmm21, xmm21
+%endmacro
+
+%macro IQ4V_PREP 0
+  IQ4_PREP_SCALES
+  %assign %%p 0
+  %rep 2
+    %assign %%lo 16 + 2 * %%p
+    %assign %%hi 17 + 2 * %%p
+    vmovdqu64 zmm0, [kd_act + ACTK_QS + 128 * %%p]       ; sub-blocks 4p, 4p + 1
+    vmovdqu64 zmm1, [kd_act + ACTK_QS + 128 * %%p + 64]  ; 4p + 2, 4p + 3
+    vshufi64x2 zmm%[%%lo], zmm0, zmm1, 0x88              ; values 0..15 of each
+    vshufi64x2 zmm%[%%hi], zmm0, zmm1, 0xdd              ; values 16..31
+    %assign %%p %%p + 1
+  %endrep
+  vpmovb2m k3, zmm16
+  vpmovb2m k4, zmm17
+  vpmovb2m k5, zmm18
+  vpmovb2m k6, zmm19
+  vpabsb zmm16, zmm16
+  vpabsb zmm17, zmm17
+  vpabsb zmm18, zmm18
+  vpabsb zmm19, zmm19
+%endmacro
+
+%macro IQ4V_ROW 1
+  KD_ROW_ADDR %1
+  vbroadcasti32x4 zmm9, [rsp + IQ4_SCALES + 32 * ((%1) & 1) + 16 * ((%1) >> 1)]  ; the row's 8 scale words in every lane
+  %assign %%p 0
+  %rep 2
+    %assign %%xlo 16 + 2 * %%p
+    %assign %%xhi 17 + 2 * %%p
+    %assign %%klo 3 + 2 * %%p
+    %assign %%khi 4 + 2 * %%p
+    vmovdqu64 zmm1, [KD_R + 8 + 64 * %%p]
+    vpsrlw zmm2, zmm1, 4
+    vpandq zmm1, zmm1, zmm10
+    vpandq zmm2, zmm2, zmm10
+    vpshufb zmm1, zmm11, zmm1                       ; int8 weights
+    vpshufb zmm2, zmm11, zmm2
+    vpsubb zmm1{k%[%%klo]}, zmm21, zmm1             ; w sign(x)
+    vpsubb zmm2{k%[%%khi]}, zmm21, zmm2
+    vpmaddubsw zmm1, zmm%[%%xlo], zmm1
+    vpmaddubsw zmm2, zmm%[%%xhi], zmm2
+    vpshufb zmm3, zmm9, [rel iq4v_scale_%[%%p]]     ; lane i: sub-block 4p + i's scale
+    %if %%p == 0
+      vpmaddwd zmm6, zmm1, zmm3
+    %else
+      vpdpwssd zmm6, zmm1, zmm3
+    %endif
+    vpdpwssd zmm6, zmm2, zmm3
+    %assign %%p %%p + 1
+  %endrep
+  vextracti64x4 ymm0, zmm6, 1
+  vpaddd ymm6, ymm6, ymm0
+%endmacro
+
+; ------------------------------------------------------------------------------------------------
+; void magnetar_matvec_iq4_xs_r4_avx512vnni(const void* w, const ActBlockK* x, float* y,
+;                                           int64_t rows, int64_t cols)   cols % 256 == 0, cols > 0
+; ------------------------------------------------------------------------------------------------
+FUNCTION matvec_iq4_xs_r4_avx512vnni, 5, KD_GPRS, 16
+  KDECODE_MATVEC 136, IQ4V_SETUP, IQ4V_PREP, IQ4V_ROW, 0, 64
