@@ -12,7 +12,6 @@
 #include <limits>
 #include <random>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include "format/model_format.h"
@@ -33,12 +32,6 @@ struct DecodeCase {
   std::vector<int> half_offsets;  // the FP16 scales inside a block
   std::string name() const { return std::string(format::dtype_name(dtype)) + " " + kernels::isa_name(isa); }
 };
-
-bool cpu_runs(kernels::Isa isa) {
-  for (const kernels::KernelTable* table : kernels::asm_tables())
-    if (std::string_view(table->isa) == kernels::isa_name(isa)) return true;
-  return false;
-}
 
 // Every kernel this CPU runs (the VNNI ones only where the avx512vnni table exists).
 std::vector<DecodeCase> cases() {

@@ -11,7 +11,6 @@
 #include <cstring>
 #include <random>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include "core/thread_pool.h"
@@ -35,12 +34,6 @@ struct TileCase {
   std::vector<int> half_offsets;  // the FP16 scales inside a block
   std::string name() const { return std::string(format::dtype_name(dtype)) + " " + kernels::isa_name(isa); }
 };
-
-bool cpu_runs(kernels::Isa isa) {
-  for (const kernels::KernelTable* table : kernels::asm_tables())
-    if (std::string_view(table->isa) == kernels::isa_name(isa)) return true;
-  return false;
-}
 
 // Every tile kernel this CPU runs (the VNNI ones only where the avx512vnni table exists).
 std::vector<TileCase> tile_cases() {

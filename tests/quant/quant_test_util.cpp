@@ -206,4 +206,10 @@ std::vector<const Int8AsmKernels*> int8_asm_kernels() {
   return list;
 }
 
+bool cpu_runs(kernels::Isa isa) {
+  for (const kernels::KernelTable* table : kernels::asm_tables())
+    if (std::string_view(table->isa) == kernels::isa_name(isa)) return true;
+  return false;
+}
+
 }  // namespace magnetar::quant

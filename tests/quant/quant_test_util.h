@@ -72,6 +72,8 @@ struct Int8AsmKernels {
 // One per table of kernels::asm_tables(), in its order (found by the table's isa name); empty
 // where this CPU runs no asm.
 std::vector<const Int8AsmKernels*> int8_asm_kernels();
+// Whether this CPU runs the asm table of `isa` (the K-quant tests take its kernels only then).
+bool cpu_runs(kernels::Isa isa);
 
 // A kernel table entry (kernels.h TypeKernels) on FP32 activations, as ops' driver runs it: x
 // (n_tokens tokens of cols values) converted to the entry's format, then its prefill kernel.
