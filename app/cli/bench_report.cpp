@@ -109,8 +109,11 @@ std::string report_to_table(const BenchReport& r) {
   out += "cpu      " + r.cpu_brand + " (" + r.cpu_vendor + " family " + std::to_string(r.cpu_family) + " model " +
          std::to_string(r.cpu_model) + " stepping " + std::to_string(r.cpu_stepping) + "), " +
          std::to_string(r.logical_cores) + " logical cores, " + r.kernels + " kernels";
-  const bool quantized = r.weight_type == "q8_0" || r.weight_type == "q4_0";
-  if (quantized && !r.quant_kernels.empty()) out += " (" + r.quant_kernels + " for " + r.weight_type + ")";
+  // Block-quantized weights run the quantized types' table (which of its kernels are VNNI ones is
+  // the type's record: asm/README.md).
+  const bool quantized = !r.weight_type.empty() && r.weight_type != "f16" && r.weight_type != "f32" &&
+                         r.weight_type != "bf16";
+  if (quantized && !r.quant_kernels.empty()) out += "; " + r.weight_type + ": " + r.quant_kernels + " table";
   out += "\n";
   out += "load     " + r.load_mode + ", " + format("%.2f", r.load_seconds) + " s";
   if (r.load_seconds > 0)

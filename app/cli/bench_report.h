@@ -48,7 +48,7 @@ struct BenchReport {
   int cpu_family = 0, cpu_model = 0, cpu_stepping = 0;
   int logical_cores = 0;
   std::string kernels;  // kernels::active().isa during the run
-  std::string quant_kernels;  // kernels::active().isa (the table; names the Q8_0/Q4_0 kernels)
+  std::string quant_kernels;  // kernels::active().isa: the quantized types' table
   bool interleaved_ceiling = false;  // ceiling measured before each decode repetition
   std::string load_mode;
   int striped_matrices = 0;  // laid out in column stripes at load (0: plain layout)

@@ -115,10 +115,11 @@ void MachineCard(UiState& ui, float width) {
     flag(cpu.avx512f, "AVX-512F");
     flag(cpu.avx512_vnni, "AVX-512 VNNI");
     row("Instruction sets", isa.empty() ? "none of AVX2/FMA/F16C" : isa);
-    // The quantized types' table may differ from the float kernels' (AVX-512 VNNI for Q8_0/Q4_0).
+    // The quantized types' table may differ from the float kernels' (AVX-512 VNNI: Q8_0, Q4_0 and
+    // the K-quants Q4_K..Q6_K, IQ4_XS).
     const bool own_quant_isa = !cpu.quant_kernel_isa.empty() && cpu.quant_kernel_isa != cpu.kernel_isa;
     row("Kernels", cpu.kernel_isa + (cpu.kernel_note.empty() ? "" : " (" + cpu.kernel_note + ")") +
-                       (own_quant_isa ? " · Q8_0/Q4_0: " + cpu.quant_kernel_isa : ""));
+                       (own_quant_isa ? " · quantized: " + cpu.quant_kernel_isa : ""));
     char bw[64];
     if (ui.machine.ready) std::snprintf(bw, sizeof bw, "%.1f GB/s read (measured)", ui.machine.best_gbps);
     else std::snprintf(bw, sizeof bw, "measuring…");

@@ -122,7 +122,7 @@ const KernelTable& active();
 void select(KernelChoice choice);
 const KernelTable& reference_table();
 // Every asm table this CPU runs, with the built-in F16 rule, in order of preference (best last):
-// "avx2", then "avx512vnni" (VNNI Q8_0/Q4_0 kernels) where the CPU has AVX512F/BW/VL + VNNI.
+// "avx2", then "avx512vnni" (VNNI Q8_0/Q4_0 and K-quant kernels) where the CPU has AVX512F/BW/VL + VNNI.
 // Empty without asm. Tests and the calibration iterate it.
 std::vector<const KernelTable*> asm_tables();
 bool asm_available();  // asm_tables() is not empty

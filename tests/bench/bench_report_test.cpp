@@ -115,7 +115,10 @@ TEST(BenchReport, QuantizedModelsNameTheirKernelTable) {
   EXPECT_EQ(report_to_table(r).find("avx512vnni"), std::string::npos) << "an f16 model uses no quant kernels";
   EXPECT_EQ(report_to_json(r)["quant_kernels"], "avx512vnni");
   r.weight_type = "q4_0";
-  EXPECT_NE(report_to_table(r).find("avx2 kernels (avx512vnni for q4_0)"), std::string::npos) << report_to_table(r);
+  EXPECT_NE(report_to_table(r).find("avx2 kernels; q4_0: avx512vnni table"), std::string::npos) << report_to_table(r);
+  r.weight_type = "q4_k_m";  // the K-quants run the same table
+  EXPECT_NE(report_to_table(r).find("avx2 kernels; q4_k_m: avx512vnni table"), std::string::npos)
+      << report_to_table(r);
 }
 
 TEST(BenchReport, TableMarksPromptLengthsAThreadCountSkipped) {

@@ -19,7 +19,7 @@ struct CpuInfo {
   bool avx2 = false, fma = false, f16c = false, avx512f = false, avx512_vnni = false;
   std::string kernel_isa;  // "avx2" or "reference": the kernels the dispatch table chose
   std::string kernel_note; // why the reference path runs, when it does
-  std::string quant_kernel_isa;  // "avx512vnni", "avx2" or "reference": Q8_0/Q4_0 kernels
+  std::string quant_kernel_isa;  // "avx512vnni", "avx2" or "reference": the quantized types' table
 };
 const CpuInfo& cpu_info();
 

@@ -37,7 +37,7 @@ enum class KernelChoice { Reference, Asm };
 // twins or the best asm kernels this CPU runs. Call before loading a model.
 void select_kernels(KernelChoice choice);
 std::string active_kernel_isa();        // the float kernels': "avx2" or "reference"
-std::string active_quant_kernel_isa();  // the table's (its Q8_0/Q4_0 kernels): "avx512vnni", "avx2" or "reference"
+std::string active_quant_kernel_isa();  // the quantized types' table: "avx512vnni", "avx2" or "reference"
 
 // ---- Read bandwidth, one thread count at a time -------------------------------------------------
 inline constexpr int kBandwidthTimedPasses = 5;  // passes per thread count (median), after a warm-up
