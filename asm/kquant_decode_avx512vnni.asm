@@ -78,6 +78,23 @@ q6v_shift_lo: times 16 dw 4
 q6v_shift_hi: times 16 dw 0
               times 16 dw 2
 
+; KV_PAIR_DOTS first, a, sa, b, sb: ymm/zmm6 (+)= the word-pair dots of zmm<a> with zmm<sa> and of
+; zmm<b> with zmm<sb> (the first step of a row starts the sum); KV_FOLD: a row's 16 lanes into
+; the skeleton's 8 (ymm6).
+%macro KV_PAIR_DOTS 5
+  %if %1
+    vpmaddwd zmm6, zmm%2, zmm%3
+  %else
+    vpdpwssd zmm6, zmm%2, zmm%3
+  %endif
+  vpdpwssd zmm6, zmm%4, zmm%5
+%endmacro
+
+%macro KV_FOLD 0
+  vextracti64x4 ymm0, zmm6, 1
+  vpaddd ymm6, ymm6, ymm0
+%endmacro
+
 ; ---- Q4_K / Q5_K ------------------------------------------------------------------------------
 ; Block: d, dmin, scales[12], (Q5_K: qh[32],) qs[128]. A 64-byte step k of qs holds sub-blocks
 ; 4k..4k + 3: low nibbles 4k (bytes 0..31) | 4k + 2 (bytes 32..63), high nibbles 4k + 1 | 4k + 3.
@@ -128,16 +145,10 @@ q6v_shift_hi: times 16 dw 0
     vpmaddubsw zmm2, zmm2, zmm%[%%xhi]
     vpshufb zmm3, zmm7, [rel k45v_scale_lo_%[%%k]]
     vpshufb zmm4, zmm7, [rel k45v_scale_hi_%[%%k]]
-    %if %%k == 0
-      vpmaddwd zmm6, zmm1, zmm3
-    %else
-      vpdpwssd zmm6, zmm1, zmm3
-    %endif
-    vpdpwssd zmm6, zmm2, zmm4
+    KV_PAIR_DOTS %%k == 0, 1, 3, 2, 4
     %assign %%k %%k + 1
   %endrep
-  vextracti64x4 ymm0, zmm6, 1
-  vpaddd ymm6, ymm6, ymm0
+  KV_FOLD
 %endmacro
 
 %macro Q4KV_ROW 1
@@ -206,16 +217,10 @@ FUNCTION matvec_q5_k_r4_avx512vnni, 5, KD_GPRS, 16
     vpmaddubsw zmm0, zmm0, zmm%[%%xhi]
     vpermw zmm3, zmm%[%%ilo], zmm5
     vpermw zmm2, zmm%[%%ihi], zmm5
-    %if %%h == 0
-      vpmaddwd zmm6, zmm1, zmm3
-    %else
-      vpdpwssd zmm6, zmm1, zmm3
-    %endif
-    vpdpwssd zmm6, zmm0, zmm2
+    KV_PAIR_DOTS %%h == 0, 1, 3, 0, 2
     %assign %%h %%h + 1
   %endrep
-  vextracti64x4 ymm0, zmm6, 1
-  vpaddd ymm6, ymm6, ymm0
+  KV_FOLD
   vpsubd ymm6, ymm6, ymm4
 %endmacro
 
@@ -283,16 +288,10 @@ FUNCTION matvec_q6_k_r4_avx512vnni, 5, KD_GPRS, 16
     vpmaddubsw zmm1, zmm%[%%xlo], zmm1
     vpmaddubsw zmm2, zmm%[%%xhi], zmm2
     vpshufb zmm3, zmm9, [rel iq4v_scale_%[%%p]]     ; lane i: sub-block 4p + i's scale
-    %if %%p == 0
-      vpmaddwd zmm6, zmm1, zmm3
-    %else
-      vpdpwssd zmm6, zmm1, zmm3
-    %endif
-    vpdpwssd zmm6, zmm2, zmm3
+    KV_PAIR_DOTS %%p == 0, 1, 3, 2, 3
     %assign %%p %%p + 1
   %endrep
-  vextracti64x4 ymm0, zmm6, 1
-  vpaddd ymm6, ymm6, ymm0
+  KV_FOLD
 %endmacro
 
 ; ------------------------------------------------------------------------------------------------

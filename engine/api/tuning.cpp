@@ -40,8 +40,8 @@ bool changes_only_measured_types(const kernels::KernelTable& fallback, const ker
   for (uint32_t d = 0; d < format::kDTypeCount; ++d) {
     const auto type = static_cast<format::DType>(d);
     if (type == format::DType::Q8_0 || type == format::DType::Q4_0 || !format::dtype_is_quantized(type)) continue;
-    if (fallback.of(type).decode != candidate.of(type).decode || fallback.of(type).prefill != candidate.of(type).prefill)
-      return false;
+    const kernels::TypeKernels &a = fallback.of(type), &b = candidate.of(type);
+    if (a.decode != b.decode || a.prefill != b.prefill) return false;
   }
   return true;
 }

@@ -79,10 +79,11 @@ std::string g_tuned_isa;  // guarded by g_tuned_mutex
 std::atomic<int> g_tuned_f16_streams{0};
 std::atomic<bool> g_active_is_auto{true};
 
-// The asm table MAGNETAR_KERNELS names ("avx2", "avx512vnni"; empty for "asm" or anything else).
+// The asm table MAGNETAR_KERNELS names (an isa_name of kAsmIsas; empty for "asm" or anything else).
 std::string environment_isa() {
   const char* value = std::getenv("MAGNETAR_KERNELS");
-  if (value != nullptr && (std::strcmp(value, "avx2") == 0 || std::strcmp(value, "avx512vnni") == 0)) return value;
+  for (const Isa isa : kAsmIsas)
+    if (value != nullptr && std::strcmp(value, isa_name(isa)) == 0) return value;
   return {};
 }
 
@@ -124,8 +125,7 @@ KernelChoice choice_from_environment() {
   if (value == nullptr || value[0] == '\0' || std::strcmp(value, "auto") == 0)
     return KernelChoice::Auto;
   if (std::strcmp(value, "reference") == 0) return KernelChoice::Reference;
-  if (std::strcmp(value, "asm") == 0 || std::strcmp(value, "avx2") == 0 || std::strcmp(value, "avx512vnni") == 0)
-    return KernelChoice::Asm;
+  if (std::strcmp(value, "asm") == 0 || !environment_isa().empty()) return KernelChoice::Asm;
   static std::once_flag notice;
   std::call_once(notice, [&] {
     std::fprintf(stderr,

@@ -115,14 +115,16 @@ KernelChoice choice_from_environment();
 
 // The table in use. Chosen on first call (Auto, unless MAGNETAR_KERNELS says otherwise): Auto is
 // the tuned table (set_tuned_kernels) or else the best asm table, Asm the best asm table (or the
-// one MAGNETAR_KERNELS names) with the built-in F16 rule, Reference the twins. No asm on this CPU/build: the reference table.
+// one MAGNETAR_KERNELS names) with the built-in F16 rule, Reference the twins. No asm on this
+// CPU/build: the reference table.
 const KernelTable& active();
 // Choose again (tests, bench --kernels; Auto re-reads MAGNETAR_KERNELS). Not thread-safe against
 // running kernels.
 void select(KernelChoice choice);
 const KernelTable& reference_table();
 // Every asm table this CPU runs, with the built-in F16 rule, in order of preference (best last):
-// "avx2", then "avx512vnni" (VNNI Q8_0/Q4_0 and K-quant kernels) where the CPU has AVX512F/BW/VL + VNNI.
+// "avx2", then "avx512vnni" (VNNI Q8_0/Q4_0 and K-quant kernels) where the CPU has AVX512F/BW/VL
+// + VNNI.
 // Empty without asm. Tests and the calibration iterate it.
 std::vector<const KernelTable*> asm_tables();
 bool asm_available();  // asm_tables() is not empty

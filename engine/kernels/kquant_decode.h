@@ -1,7 +1,8 @@
-// The K-quant decode kernels (asm/kquant_decode_avx2.asm, asm/kquant_decode_avx512vnni.asm): row-major Q4_K / Q5_K / Q6_K / IQ4_XS
-// matvecs that pass over four rows at a time, sharing each block's activation-side work and
-// reducing the four rows' scales, mins and sums together. Contract and twins as the row-at-a-time
-// kernels of kquants.h (matvec_q4_k_ref, matvec_q5_k_ref, matvec_q6_k_ref, matvec_iq4_xs_ref):
+// The K-quant decode kernels (asm/kquant_decode_avx2.asm, asm/kquant_decode_avx512vnni.asm):
+// row-major Q4_K / Q5_K / Q6_K / IQ4_XS matvecs that pass over four rows at a time, sharing each
+// block's activation-side work and reducing the four rows' scales, mins and sums together.
+// Contract and twins as the row-at-a-time kernels of kquants.h (matvec_q4_k_ref, matvec_q5_k_ref,
+// matvec_q6_k_ref, matvec_iq4_xs_ref):
 // y[r] = row r of w (GGUF blocks, any alignment) . x (ActBlockK), r < rows; cols % 256 == 0,
 // cols > 0, rows >= 0; bit for bit the twins' outputs. The type records' AVX2 and AVX-512 VNNI
 // entries (type_traits.cpp) decode with them, on activations from quantize_act_k_avx2. The

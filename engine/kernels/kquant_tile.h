@@ -1,7 +1,6 @@
-// K-quant prefill on a transposed 8-row tile (asm/kquant_tile_avx2.asm, asm/kquant_tile_avx512vnni.asm;
-// skeleton asm/kquant_tile.inc):
-// Q4_K, Q5_K and Q6_K (and, in AVX-512 VNNI, IQ4_XS) rows as GGUF stores them, against many
-// Q8_K-quantized tokens. The kernel
+// K-quant prefill on a transposed 8-row tile (asm/kquant_tile_avx2.asm,
+// asm/kquant_tile_avx512vnni.asm; skeleton asm/kquant_tile.inc): Q4_K, Q5_K and Q6_K (and, in
+// AVX-512 VNNI, IQ4_XS) rows as GGUF stores them, against many Q8_K-quantized tokens. The kernel
 // transposes 8 rows x one super-block into a stack tile (8 rows in a register's dword lanes) and
 // passes every token of the call over it, so each 32 products cost about one multiply-add
 // instruction instead of the 1 x 8 tile's two (asm/kquant_matmul_avx2.asm).

@@ -221,8 +221,9 @@ TEST(CalibrationDriver, ThePublicCalibrationDecidesEveryType) {
   // which the calibration does not measure, so it keeps the best table whatever Q8_0 / Q4_0 did.
   const std::vector<const kernels::KernelTable*> tables = kernels::asm_tables();
   if (tables.size() == 2 &&
-      tables[0]->of(format::DType::Q4_K).decode != tables[1]->of(format::DType::Q4_K).decode)
+      tables[0]->of(format::DType::Q4_K).decode != tables[1]->of(format::DType::Q4_K).decode) {
     EXPECT_NE(t.quant_isa, "avx2");
+  }
 }
 
 // Applying a tuning switches the Auto tables (F16 streams, quant table) at once; an explicit

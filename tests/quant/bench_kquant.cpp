@@ -6,9 +6,8 @@
 // hold the CPU (a shared machine) and counts our own spinning: conservative.
 // --kernels: instead, the K-quant decode kernels alone on one thread, the row-at-a-time ones
 // (kquant_avx2.asm) against the four-row ones (kquant_decode_avx2.asm, and the AVX-512 VNNI ones
-// where the CPU runs them): in cache (a ~192 KB
-// matrix called over and over) and from memory (a 96 MB matrix, with the streaming read of it);
-// --types limits it too.
+// where the CPU runs them): in cache (a ~192 KB matrix called over and over) and from memory (a
+// 96 MB matrix, with the streaming read of it); --types limits it too.
 // --tile: the K-quant prefill kernels alone on one thread, multiply-adds per CPU second at several
 // token counts: the transposed 8-row tiles (kquant_tile_avx2.asm) against the 1 x 8 tiles
 // (kquant_matmul_avx2.asm) and, where the CPU has them, the VNNI transposed tiles
@@ -85,9 +84,7 @@ void kernel_table(int reps, const std::string& only) {
       {"q5_k", {DType::Q5_K, {0, 2}}, {magnetar_matvec_q5_k_avx2, magnetar_matvec_q5_k_r4_avx2, magnetar_matvec_q5_k_r4_avx512vnni}},
       {"q6_k", {DType::Q6_K, {208}}, {magnetar_matvec_q6_k_avx2, magnetar_matvec_q6_k_r4_avx2, magnetar_matvec_q6_k_r4_avx512vnni}},
       {"iq4_xs", {DType::IQ4_XS, {0}}, {magnetar_matvec_iq4_xs_avx2, magnetar_matvec_iq4_xs_r4_avx2, magnetar_matvec_iq4_xs_r4_avx512vnni}}};
-  bool vnni = false;
-  for (const magnetar::kernels::KernelTable* t : magnetar::kernels::asm_tables())
-    vnni = vnni || std::string(t->isa) == "avx512vnni";
+  const bool vnni = magnetar::kernels::asm_table_named("avx512vnni", 0) != nullptr;
   const int variants = vnni ? 3 : 2;
   std::printf("K-quant decode kernels, 1 thread, medians of %d: GB/s of weights per CPU second\n", reps);
   std::printf("(row = kquant_avx2.asm, r4 = kquant_decode_avx2.asm, vnni = kquant_decode_avx512vnni.asm%s;\n"
@@ -172,9 +169,7 @@ void tile_table(int64_t rows, int64_t cols, int reps, const std::string& only) {
   constexpr int64_t kMaxTokens = 64;
   std::printf("K-quant prefill kernels, %lld x %lld, 1 thread, best of %d: GMAC/s\n",
               (long long)rows, (long long)cols, reps);
-  bool vnni = false;
-  for (const magnetar::kernels::KernelTable* t : magnetar::kernels::asm_tables())
-    vnni = vnni || std::string(t->isa) == "avx512vnni";
+  const bool vnni = magnetar::kernels::asm_table_named("avx512vnni", 0) != nullptr;
   std::printf("(matvec = the four-row AVX2 decode kernel per token, 1x8 = kquant_matmul_avx2.asm, 8xT = "
               "kquant_tile_avx2.asm,\n 8xT vnni = kquant_tile_avx512vnni.asm, q4_0 x16 = quant_x16_avx2.asm, "
               "q4_0 vnni = quant_x16_avx512vnni.asm%s)\n",

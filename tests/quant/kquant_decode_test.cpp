@@ -46,10 +46,7 @@ std::vector<DecodeCase> cases() {
       {DType::Q5_K, Isa::Avx512Vnni, matvec_q5_k_ref, magnetar_matvec_q5_k_r4_avx512vnni, 176, {0, 2}},
       {DType::Q6_K, Isa::Avx512Vnni, matvec_q6_k_ref, magnetar_matvec_q6_k_r4_avx512vnni, 210, {208}},
       {DType::IQ4_XS, Isa::Avx512Vnni, matvec_iq4_xs_ref, magnetar_matvec_iq4_xs_r4_avx512vnni, 136, {0}}};
-  std::vector<DecodeCase> runnable;
-  for (const DecodeCase& c : all)
-    if (cpu_runs(c.isa)) runnable.push_back(c);
-  return runnable;
+  return cases_this_cpu_runs(all);
 }
 
 class KQuantDecode : public ::testing::Test {

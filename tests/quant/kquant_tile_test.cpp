@@ -47,10 +47,7 @@ std::vector<TileCase> tile_cases() {
       {DType::Q5_K, Isa::Avx512Vnni, matvec_q5_k_ref, magnetar_matmul_q5_k_tile_avx512vnni, 176, {0, 2}},
       {DType::Q6_K, Isa::Avx512Vnni, matvec_q6_k_ref, magnetar_matmul_q6_k_tile_avx512vnni, 210, {208}},
       {DType::IQ4_XS, Isa::Avx512Vnni, matvec_iq4_xs_ref, magnetar_matmul_iq4_xs_tile_avx512vnni, 136, {0}}};
-  std::vector<TileCase> runnable;
-  for (const TileCase& c : all)
-    if (cpu_runs(c.isa)) runnable.push_back(c);
-  return runnable;
+  return cases_this_cpu_runs(all);
 }
 
 // Bytes placed `offset` bytes into a buffer (weights or activations at an odd address).

@@ -206,10 +206,6 @@ std::vector<const Int8AsmKernels*> int8_asm_kernels() {
   return list;
 }
 
-bool cpu_runs(kernels::Isa isa) {
-  for (const kernels::KernelTable* table : kernels::asm_tables())
-    if (std::string_view(table->isa) == kernels::isa_name(isa)) return true;
-  return false;
-}
+bool cpu_runs(kernels::Isa isa) { return kernels::asm_table_named(kernels::isa_name(isa), 0) != nullptr; }
 
 }  // namespace magnetar::quant

@@ -74,6 +74,14 @@ struct Int8AsmKernels {
 std::vector<const Int8AsmKernels*> int8_asm_kernels();
 // Whether this CPU runs the asm table of `isa` (the K-quant tests take its kernels only then).
 bool cpu_runs(kernels::Isa isa);
+// The cases (any struct with an `isa`) whose kernels this CPU runs.
+template <class Case>
+std::vector<Case> cases_this_cpu_runs(const std::vector<Case>& all) {
+  std::vector<Case> runnable;
+  for (const Case& c : all)
+    if (cpu_runs(c.isa)) runnable.push_back(c);
+  return runnable;
+}
 
 // A kernel table entry (kernels.h TypeKernels) on FP32 activations, as ops' driver runs it: x
 // (n_tokens tokens of cols values) converted to the entry's format, then its prefill kernel.
