@@ -1,9 +1,10 @@
-// K-quant prefill on a transposed 8-row tile (asm/kquant_tile_avx2.asm,
-// asm/kquant_tile_avx512vnni.asm; skeleton asm/kquant_tile.inc): Q4_K, Q5_K and Q6_K (and, in
-// AVX-512 VNNI, IQ4_XS) rows as GGUF stores them, against many Q8_K-quantized tokens. The kernel
-// transposes 8 rows x one super-block into a stack tile (8 rows in a register's dword lanes) and
-// passes every token of the call over it, so each 32 products cost about one multiply-add
-// instruction instead of the 1 x 8 tile's two (asm/kquant_matmul_avx2.asm).
+// K-quant prefill on a transposed tile (asm/kquant_tile_avx2.asm: 8 rows,
+// asm/kquant_tile_avx512vnni.asm: 16 rows; skeleton asm/kquant_tile.inc): Q4_K, Q5_K and Q6_K (and,
+// in AVX-512 VNNI, IQ4_XS) rows as GGUF stores them, against many Q8_K-quantized tokens. The
+// kernel transposes a group of rows x one super-block into a stack tile (the rows in a register's
+// dword lanes) and passes every token of the call over it, so each 32 products cost about one
+// multiply-add instruction instead of the 1 x 8 tile's two (asm/kquant_matmul_avx2.asm), and each
+// 64 one `vpdpbusd` in the 16-row tile.
 #pragma once
 #include <cstdint>
 
@@ -27,7 +28,7 @@ void magnetar_matmul_q5_k_tile_avx2(const void* w, const magnetar::quant::ActBlo
                                     int64_t cols, int64_t n_tokens, int64_t y_stride);
 void magnetar_matmul_q6_k_tile_avx2(const void* w, const magnetar::quant::ActBlockK* x, float* y, int64_t rows,
                                     int64_t cols, int64_t n_tokens, int64_t y_stride);
-// The same tile passed over in ZMM registers, two k-steps per instruction (AVX512F/BW/VL + VNNI).
+// 16-row tiles passed over in ZMM registers, a k-step of all 16 rows per instruction (AVX512F/BW/VL + VNNI).
 void magnetar_matmul_q4_k_tile_avx512vnni(const void* w, const magnetar::quant::ActBlockK* x, float* y,
                                           int64_t rows, int64_t cols, int64_t n_tokens, int64_t y_stride);
 void magnetar_matmul_q5_k_tile_avx512vnni(const void* w, const magnetar::quant::ActBlockK* x, float* y,

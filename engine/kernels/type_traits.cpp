@@ -213,19 +213,22 @@ constexpr TypeKernels k_quant_kernels() {
   return {ActFormat::Q8_K, quantize_as<ActBlockK, quantize_act_k_avx2>, decode_as<ActBlockK, Matvec>,
           prefill_as<ActBlockK, matmul_quantized_rows<ActBlockK, kSuperBlock, Matvec, Tile, T, kTiled>>, nullptr};
 }
-// The transposed 8-row tiles (kquant_tile.h) from kKTransMinTokens tokens, fewer as above (the
-// matvec per token). The kernel transposes each 8 rows once per call and re-reads the call's
-// activations for every 8 rows, so a call takes as many tokens as kTransChunkBytes of activations
-// (100 tokens of 2048 columns, 24 of 8192): in L2 while every 8 rows pass. On the llama-3.2-1b
-// Q4_K_M prefill (64 tokens, 1 thread) 1 MiB, which shares each transposition among all 64 tokens
-// of the 8192-column matrix, ran no faster (96-98 against 100-106 GFLOP/s).
+// The transposed tiles (kquant_tile.h: 8 rows in AVX2, 16 in AVX-512 VNNI) from kKTransMinTokens
+// tokens, fewer as above (the matvec per token). The kernel transposes each group of rows once per
+// call and re-reads the call's activations for every group, so a call takes as many tokens as
+// kTransChunkBytes of activations (408 tokens of 2048 columns, 100 of 8192; the kernel takes
+// them 64 at a time): in L2 while every group passes. 1 MiB shares each transposition among all
+// 64 tokens of a 64-token prompt of the 8192- and 16384-column matrices too, where 256 KiB split
+// them into calls of 24 and 12: with the 16-row tile's cheaper pass the transposition is the
+// larger share (asm/README.md). Prefill at 64 tokens, three alternating series on Zen 5, 1 / 2
+// threads: llama-3.2-1b Q4_K_M 1.04 / 1.06x, gemma-2b Q4_K_M 1.24 / 1.13x (medians).
 template <MatvecKFn Matvec, MatmulKFn Tile, DType T>
 void prefill_k_transposed(const void* w, const ActBlockK* x, float* y, int64_t rows, int64_t cols, int64_t n_tokens,
                           int64_t y_stride) {
   if (n_tokens < kKTransMinTokens)
     return matmul_quantized_rows<ActBlockK, kSuperBlock, Matvec, nullptr, T, false>(w, x, y, rows, cols, n_tokens,
                                                                                    y_stride);
-  constexpr int64_t kTransChunkBytes = 256 * 1024;
+  constexpr int64_t kTransChunkBytes = 1024 * 1024;
   const int64_t blocks = cols / kSuperBlock;
   // whole 4-token passes where the call allows (a 1-token pass loads every k-step for one token)
   const int64_t chunk = std::max<int64_t>(4, kTransChunkBytes / (blocks * int64_t(sizeof(ActBlockK))) / 4 * 4);

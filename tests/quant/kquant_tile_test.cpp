@@ -103,8 +103,8 @@ TEST_F(KQuantTile, MatchesTwinBitExact) {
     SCOPED_TRACE(c.name());
     std::mt19937 rng(83);
     int n = 0;
-    for (int64_t rows : {1, 2, 3, 4, 5, 6, 7, 8, 9, 13, 17, 35})
-      for (int64_t n_tokens : {1, 2, 3, 4, 5, 6, 7, 9, 17}) {
+    for (int64_t rows : {1, 2, 3, 4, 5, 6, 7, 8, 9, 13, 15, 16, 17, 24, 31, 33, 35})
+      for (int64_t n_tokens : {1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 17}) {
         check_tile(c, rows, widths[n % 5], n_tokens, n % 2 ? 3 : 1, size_t(n % 3 == 0 ? 0 : n % 3 == 1 ? 1 : 3), rng,
                    false);
         ++n;
@@ -118,6 +118,7 @@ TEST_F(KQuantTile, ManyTokensMatchTwinBitExact) {
     SCOPED_TRACE(c.name());
     std::mt19937 rng(89);
     for (int64_t n_tokens : {64, 70, 131}) check_tile(c, 11, 512, n_tokens, 1, 3, rng, false);
+    check_tile(c, 37, 512, 77, 3, 1, rng, false);
   }
 }
 
@@ -126,8 +127,8 @@ TEST_F(KQuantTile, IntegerExtremesMatchTwinBitExact) {
   for (const TileCase& c : tile_cases()) {
     SCOPED_TRACE(c.name());
     std::mt19937 rng(97);
-    for (int64_t rows : {3, 8, 10})
-      for (int64_t n_tokens : {1, 5}) check_tile(c, rows, 768, n_tokens, 1, 0, rng, true);
+    for (int64_t rows : {3, 8, 10, 16, 19})
+      for (int64_t n_tokens : {1, 5, 13}) check_tile(c, rows, 768, n_tokens, 1, 0, rng, true);
   }
 }
 

@@ -130,7 +130,9 @@ std::vector<uint8_t> make_k_blocks(int64_t block_bytes, const std::vector<int>& 
 std::vector<ActBlockK> make_k_activation(int64_t cols, std::mt19937& rng, bool extreme) {
   std::vector<float> x = make_activation(cols, rng);
   if (extreme)
-    for (size_t i = 0; i < x.size(); ++i) x[i] = i % 2 ? 1.0f : -1.0f;  // q = +-127 everywhere
+    // q = +-127 everywhere, one sign per 64 values (every sub-block's sums at their largest), a
+    // quarter of them negative (the row's sum does not cancel to zero)
+    for (size_t i = 0; i < x.size(); ++i) x[i] = (i / 64) % 4 == 3 ? -1.0f : 1.0f;
   std::vector<ActBlockK> out(size_t(cols / kSuperBlock));
   quantize_act_k_ref(x.data(), out.data(), cols);
   return out;

@@ -55,7 +55,7 @@ ExtremeBlocks make_extreme_blocks(int64_t rows, int64_t blocks, int64_t n_tokens
 // K-quant kernels: [rows, cols / 256] random blocks of block_bytes, 2 bytes into their storage (no
 // alignment): random quants and sub-block scales, FP16 scales (at half_offsets in each block) of
 // either sign in a small range (`extreme`: every byte 0xff and d = 1, the largest integer sums the
-// kernels see); and an activation quantized to ActBlockK (`extreme`: q = +-127 everywhere).
+// kernels see); and an activation quantized to ActBlockK (`extreme`: q = +-127, one sign per 64 values).
 std::vector<uint8_t> make_k_blocks(int64_t block_bytes, const std::vector<int>& half_offsets, int64_t rows,
                                    int64_t cols, std::mt19937& rng, bool extreme);
 std::vector<ActBlockK> make_k_activation(int64_t cols, std::mt19937& rng, bool extreme);
