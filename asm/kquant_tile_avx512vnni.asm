@@ -1,18 +1,17 @@
 ; K-quant prefill on a transposed 16-row tile, AVX-512 (F, BW, VL) + VNNI: Q4_K, Q5_K, Q6_K and
 ; IQ4_XS on GGUF's row-major blocks (any alignment). Contract and twins: engine/kernels/kquant_tile.h;
-; the skeleton, tile and numerics: asm/kquant_tile.inc; the UNPACKs: asm/kquant_tile_unpack.inc.
-; The tile is the AVX2 kernels' 8-row tile twice, side by side (KT_TILE_ROWS 16): k-step k is one
-; ZMM whose dword r holds values 4k..4k + 3 of row r, as the Q4_0 x16 tiles' runs, so a token's
-; dword k meets all 16 rows through vpdpbusd's embedded broadcast ({1to16}): one instruction per
-; 64 products, no broadcast instruction, and no fold of lanes afterwards (one lane per row).
-; Per token and scale entry (sub-block), the vpdpbusd sums go either
-;   into int16-bounded partials of `pairs` k-steps, each taken by one vpdpwssd against the entry
-;   as (sc, 0) words (Q4_K: 4 k-steps, 16 x 15 x 127 = 30480), or
-;   (pairs = -1) into one int32 partial per entry, multiplied by the entry with vpmulld (Q5_K,
-;   Q6_K, IQ4_XS: signed scales, or partials beyond int16).
-; The scale entries are sign-extended to int32 once per tile (KTZ_SCALES): (sc, 0) words for the
-; unsigned 6-bit scales, the int32 operand of vpmulld for all. The int32 sums per row and token
-; are the YMM pass's S exactly (only integer sums are reordered), and the float work is the same.
+; the skeleton, tile and numerics: asm/kquant_tile.inc; the quants' UNPACK pieces (RUNS):
+; asm/kquant_tile_unpack.inc, here on ZMM. k-step k of the tile is one ZMM whose dword r holds
+; values 4k..4k + 3 of row r, as the Q4_0 x16 tiles' runs, so a token's dword k meets all 16 rows
+; through vpdpbusd's embedded broadcast ({1to16}): one instruction per 64 products, no broadcast
+; instruction, and no fold of lanes afterwards (one lane per row). Per token and scale entry
+; (sub-block) the vpdpbusd sums stay int32 (two chains, added) and take the row's scale by one
+; vpmulld, so no type has an int16 bound to keep. The int32 sums per row and token are the YMM
+; pass's S exactly (only integer sums are reordered), and the float work is the same.
+; The scales of the 16 rows are unpacked at once (KTZ_*_SCALES): the rows' header bytes
+; transposed into B(j) = byte j of the 16 rows, the type's fields decoded on 16 lanes, and every
+; tile entry written once, whole (an entry stored in two halves would not forward to the pass's
+; 64-byte loads).
 ; Measured: the two 512-bit multiply pipes of Zen 5 take vpdpbusd, vpdpwssd, vpmulld and the
 ; float multiplies alike, so the pass counts those per product (asm/README.md).
 ; IQ4_XS (no AVX2 transposed tile: its codebook is signed, and vpmaddubsw needs one unsigned
@@ -26,30 +25,6 @@ RODATA
 align 64
 ; IQ4_XS: the codebook + 128
 iq4v_u_values:  times 4 db 1, 24, 45, 63, 79, 93, 106, 118, 129, 141, 153, 166, 181, 197, 217, 241
-; IQ4_XS: vpermi2w indices gathering scale j of rows 0..7 (row r's 8 words at 8 r) as word pairs
-align 64
-%assign j 0
-%rep 8
-iq4v_scale_idx_%[j]:
-  %assign r 0
-  %rep 8
-    dw 8 * r + j, 8 * r + j
-    %assign r r + 1
-  %endrep
-  times 16 dw 0
-%assign j j + 1
-%endrep
-
-; KTZ_SCALES entries: the tile's scale entries ((sc, sc) words) -> int32.
-%macro KTZ_SCALES 1
-  %assign kt_e 0
-  %rep %1
-    vpslld zmm0, [rsp + KT_SC + 64 * kt_e], 16
-    vpsrad zmm0, zmm0, 16
-    vmovdqa64 [rsp + KT_SC + 64 * kt_e], zmm0
-    %assign kt_e kt_e + 1
-  %endrep
-%endmacro
 
 ; KTZ_TOKEN t, low, high: KT_T = token t's address (t < 4 from low, t >= 4 from high; g7 = token
 ; stride, g8 = 3 x stride)
@@ -181,22 +156,172 @@ iq4v_scale_idx_%[j]:
   %endrep
 %endmacro
 
+; KTZ_BYTES16 offset: xmm16 + j = B(j), byte j of the 16 bytes at `offset` of the 16 rows' blocks:
+; byte-transposed per 8 rows (KT_BYTE_TRANSPOSE_HALF) and the halves joined in registers (half 0's
+; pieces wait in xmm24..31).
+%macro KTZ_BYTES16 1
+  %assign kt_h 0
+  %rep 2
+    %assign kt_r 0
+    %rep 8
+      %if kt_h == 0
+        KT_ROW_ADDR kt_r
+        vmovdqu xmm%[kt_r], [KT_R + (%1)]
+      %elif kt_r == 0
+        vmovdqu xmm0, [g12 + (%1)]
+      %else
+        vmovdqu xmm%[kt_r], [g12 + g%[kt_r] + (%1)]
+      %endif
+      %assign kt_r kt_r + 1
+    %endrep
+    %assign kt_b 0
+    %rep 2
+      KT_BYTE_TRANSPOSE_HALF kt_b                  ; xmm8 + i: B(8b + 2i), B(8b + 2i + 1)
+      %assign kt_i 0
+      %rep 4
+        %assign kt_k 24 + 4 * kt_b + kt_i          ; half 0's piece
+        %assign kt_t 8 + kt_i
+        %if kt_h == 0
+          vmovdqa64 xmm%[kt_k], xmm%[kt_t]
+        %else
+          %assign kt_j 16 + 8 * kt_b + 2 * kt_i
+          %assign kt_j1 kt_j + 1
+          vpunpcklqdq xmm%[kt_j], xmm%[kt_k], xmm%[kt_t]
+          vpunpckhqdq xmm%[kt_j1], xmm%[kt_k], xmm%[kt_t]
+        %endif
+        %assign kt_i kt_i + 1
+      %endrep
+      %assign kt_b kt_b + 1
+    %endrep
+    %assign kt_h kt_h + 1
+  %endrep
+%endmacro
+
+; KTZ_K_SCALES: Q4_K / Q5_K's d, dmin, scales and mins of the 16 rows at once (KT_K_SCALES's
+; arithmetic on 16 lanes) from the first 16 bytes of their blocks (d, dmin, the 12 packed bytes):
+; the 6-bit fields unpacked four j at a time in ZMM, and every entry written once, whole: KT_SC as
+; int32, KT_PAIR as (m, m) words, d and dmin from the byte pairs B(0, 1) and B(2, 3).
+%macro KTZ_K_SCALES 0
+  KTZ_BYTES16 0
+  %assign kt_z 20                                  ; zmm20 = B(4..7), zmm24 = B(8..11), zmm28 = B(12..15)
+  %rep 3
+    %assign kt_i 1
+    %rep 3
+      %assign kt_k kt_z + kt_i
+      vinserti32x4 zmm%[kt_z], zmm%[kt_z], xmm%[kt_k], kt_i
+      %assign kt_i kt_i + 1
+    %endrep
+    %assign kt_z kt_z + 4
+  %endrep
+  vpandd zmm0, zmm20, [rel kt_low6]{1to16}         ; sc[0..3]
+  vpandd zmm1, zmm24, [rel kt_low6]{1to16}         ; m[0..3]
+  vpsrlw zmm2, zmm20, 2                            ; (word shifts: the bits crossing bytes are masked off)
+  vpandd zmm2, zmm2, [rel bits_45]{1to16}
+  vpandd zmm3, zmm28, [rel low_nibble]{1to16}
+  vpord zmm2, zmm2, zmm3                           ; sc[4..7]
+  vpsrlw zmm3, zmm24, 2
+  vpandd zmm3, zmm3, [rel bits_45]{1to16}
+  vpsrlw zmm4, zmm28, 4
+  vpandd zmm4, zmm4, [rel low_nibble]{1to16}
+  vpord zmm3, zmm3, zmm4                           ; m[4..7]
+  %assign kt_e 0
+  %rep 8
+    %assign kt_l kt_e % 4
+    %if kt_e < 4
+      %assign kt_sc 0
+      %assign kt_m 1
+    %else
+      %assign kt_sc 2
+      %assign kt_m 3
+    %endif
+    KTZ_LANE kt_sc, kt_l, 5
+    vpmovzxbd zmm6, xmm5
+    vmovdqa64 [rsp + KT_SC + 64 * kt_e], zmm6
+    KTZ_LANE kt_m, kt_l, 5
+    vpmovzxbd zmm6, xmm5
+    vpslld zmm7, zmm6, 16
+    vpord zmm6, zmm6, zmm7
+    vmovdqa64 [rsp + KT_PAIR + 64 * kt_e], zmm6
+    %assign kt_e kt_e + 1
+  %endrep
+  KTZ_HALVES 16, 17, KT_D
+  KTZ_HALVES 18, 19, KT_DMIN
+%endmacro
+
+; KTZ_LANE z, lane, x: xmm<x> = 128-bit lane `lane` of zmm<z>
+%macro KTZ_LANE 3
+  %if %2
+    vextracti32x4 xmm%3, zmm%1, %2
+  %else
+    vmovdqa64 xmm%3, xmm%1
+  %endif
+%endmacro
+
+; KTZ_HALVES lo, hi, slot: the 16 rows' FP16 from their bytes (xmm<lo>, xmm<hi>) -> 16 floats
+%macro KTZ_HALVES 3
+  vpunpcklbw xmm5, xmm%1, xmm%2
+  vpunpckhbw xmm6, xmm%1, xmm%2
+  vinserti32x4 ymm5, ymm5, xmm6, 1
+  vcvtph2ps zmm5, ymm5
+  vmovaps [rsp + (%3)], zmm5
+%endmacro
+
+; KTZ_HALVES16 offset, slot: the 16 rows' FP16 at byte offset of their blocks -> 16 floats at slot
+%macro KTZ_HALVES16 2
+  %assign kt_r 0
+  %rep 8
+    KT_ROW_ADDR kt_r
+    vpinsrw xmm5, xmm5, word [KT_R + (%1)], kt_r
+    %if kt_r
+      vpinsrw xmm6, xmm6, word [g12 + g%[kt_r] + (%1)], kt_r
+    %else
+      vpinsrw xmm6, xmm6, word [g12 + (%1)], 0
+    %endif
+    %assign kt_r kt_r + 1
+  %endrep
+  vinserti32x4 ymm5, ymm5, xmm6, 1
+  vcvtph2ps zmm5, ymm5
+  vmovaps [rsp + (%2)], zmm5
+%endmacro
+
+; KTZ_Q6K_SCALES: Q6_K's 16 signed scales of the 16 rows -> KT_SC (int32), KT_PAIR (scales 2i,
+; 2i + 1 as words), d -> KT_D.
+%macro KTZ_Q6K_SCALES 0
+  KTZ_BYTES16 192
+  %assign kt_e 0
+  %rep 16
+    %assign kt_j 16 + kt_e
+    vpmovsxbd zmm6, xmm%[kt_j]
+    vmovdqa64 [rsp + KT_SC + 64 * kt_e], zmm6
+    %assign kt_e kt_e + 1
+  %endrep
+  %assign kt_e 0
+  %rep 8
+    %assign kt_j 16 + 2 * kt_e
+    %assign kt_j1 kt_j + 1
+    vpunpcklbw xmm5, xmm%[kt_j], xmm%[kt_j1]      ; rows 0..7: (scale 2i, scale 2i + 1) bytes
+    vpunpckhbw xmm6, xmm%[kt_j], xmm%[kt_j1]      ; rows 8..15
+    vinserti32x4 ymm5, ymm5, xmm6, 1
+    vpmovsxbw zmm5, ymm5
+    vmovdqa64 [rsp + KT_PAIR + 64 * kt_e], zmm5
+    %assign kt_e kt_e + 1
+  %endrep
+  KTZ_HALVES16 208, KT_D
+%endmacro
+
 %macro Q4KZ_UNPACK 0
-  KT_BY_HALVES KT_K_SCALES
+  KTZ_K_SCALES
   Q4K_RUNS
-  KTZ_SCALES 8
 %endmacro
 
 %macro Q5KZ_UNPACK 0
-  KT_BY_HALVES KT_K_SCALES
+  KTZ_K_SCALES
   Q5K_RUNS
-  KTZ_SCALES 8
 %endmacro
 
 %macro Q6KZ_UNPACK 0
-  KT_BY_HALVES Q6K_SCALES
+  KTZ_Q6K_SCALES
   Q6K_RUNS
-  KTZ_SCALES 16
 %endmacro
 
 ; ---- IQ4_XS -------------------------------------------------------------------------------------
@@ -217,29 +342,44 @@ iq4v_scale_idx_%[j]:
   vmovdqa64 [rsp + KT_QS + KT_TS * (kt_k + 4)], zmm10
 %endmacro
 
-; IQ4_SCALES: the 8 rows' scales (IQ4_SCALE_WORDS per row into KT_STAGE + 16 r, then scale j of
-; every row gathered) -> KT_SC and KT_PAIR ((sc, sc): weighs the two bsums of its sub-block);
-; d -> KT_D.
-%macro IQ4_SCALES 0
-  %assign kt_r 0
-  %rep 8
-    KT_ROW_ADDR kt_r
-    lea g0, [KT_R]
-    IQ4_SCALE_WORDS 0, 1, 2
-    vmovdqa [rsp + KT_STAGE + 16 * kt_r], xmm0
-    %assign kt_r kt_r + 1
-  %endrep
-  vmovdqu64 zmm3, [rsp + KT_STAGE]
-  vmovdqu64 zmm4, [rsp + KT_STAGE + 64]
+; KTZ_IQ4_SCALES: IQ4_XS's scales of the 16 rows from the first 8 bytes of their blocks (d,
+; scales_h, scales_l: B(0..7)), the IQ4_SCALE_WORDS fields on 16 lanes: u_j = (scales_l[j / 2] >>
+; 4 (j % 2)) & 15 | ((scales_h >> 2 j) & 3) << 4 (0..63), the scale u_j - 32 -> KT_SC (int32) and
+; KT_PAIR ((sc, sc) words: it weighs the two bsums of its sub-block); d -> KT_D.
+%macro KTZ_IQ4_SCALES 0
+  KTZ_BYTES16 0
+  vpbroadcastd zmm9, [rel words_32]                ; (32, 32) words
+  vpsrld zmm10, zmm9, 16                           ; 32 per dword
   %assign kt_e 0
   %rep 8
-    vmovdqa64 zmm5, [rel iq4v_scale_idx_%[kt_e]]
-    vpermi2w zmm5, zmm3, zmm4
-    vmovdqa [rsp + KT_AT(KT_PAIR, kt_e)], ymm5
-    vmovdqa [rsp + KT_AT(KT_SC, kt_e)], ymm5
+    %assign kt_l 20 + kt_e / 2                     ; B(4 + j / 2): scales_l
+    %if kt_e % 2
+      vpsrlw xmm5, xmm%[kt_l], 4
+      vpandd xmm5, xmm5, [rel low_nibble]{1to4}
+    %else
+      vpandd xmm5, xmm%[kt_l], [rel low_nibble]{1to4}
+    %endif
+    %assign kt_hb 18 + kt_e / 4                    ; B(2 + j / 4): scales_h's byte
+    %assign kt_sh 2 * (kt_e % 4)                   ; the field's bits -> bits 4..5
+    %if kt_sh < 4
+      vpsllw xmm6, xmm%[kt_hb], 4 - kt_sh
+    %elif kt_sh == 4
+      vmovdqa64 xmm6, xmm%[kt_hb]
+    %else
+      vpsrlw xmm6, xmm%[kt_hb], kt_sh - 4
+    %endif
+    vpandd xmm6, xmm6, [rel bits_45]{1to4}
+    vpord xmm5, xmm5, xmm6                         ; u_j
+    vpmovzxbd zmm6, xmm5
+    vpsubd zmm7, zmm6, zmm10
+    vmovdqa64 [rsp + KT_SC + 64 * kt_e], zmm7
+    vpslld zmm7, zmm6, 16
+    vpord zmm7, zmm7, zmm6
+    vpsubw zmm7, zmm7, zmm9
+    vmovdqa64 [rsp + KT_PAIR + 64 * kt_e], zmm7
     %assign kt_e kt_e + 1
   %endrep
-  KT_HALVES 0, KT_D
+  KTZ_HALVES 16, 17, KT_D
 %endmacro
 
 ; IQ4_RUNS: the 16 rows' quants as codebook values + 128.
@@ -255,9 +395,8 @@ iq4v_scale_idx_%[j]:
 %endmacro
 
 %macro IQ4Z_UNPACK 0
-  KT_BY_HALVES IQ4_SCALES
+  KTZ_IQ4_SCALES
   IQ4_RUNS
-  KTZ_SCALES 8
 %endmacro
 
 FUNCTION matmul_q4_k_tile_avx512vnni, 7, 15, 16
