@@ -117,7 +117,7 @@ TEST_F(KQuantTile, ManyTokensMatchTwinBitExact) {
   for (const TileCase& c : tile_cases()) {
     SCOPED_TRACE(c.name());
     std::mt19937 rng(89);
-    for (int64_t n_tokens : {64, 70, 131}) check_tile(c, 11, 512, n_tokens, 1, 3, rng, false);
+    for (int64_t n_tokens : {64, 70, 131, 261}) check_tile(c, 11, 512, n_tokens, 1, 3, rng, false);
     check_tile(c, 37, 512, 77, 3, 1, rng, false);
   }
 }
