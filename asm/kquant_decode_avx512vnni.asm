@@ -4,15 +4,16 @@
 ; matvec_iq4_xs_ref in engine/kernels/kquant_dot.cpp), bit for bit, and the same per-block shared
 ; work (asm/kquant_decode_prep.inc). What differs is a row's dot product: ZMM registers carry 128
 ; values (two or four sub-blocks) per step, and vpdpwssd folds the sub-block scale multiply and
-; the accumulation into one instruction. Per 64 weights of a row the AVX2 kernels spend about 9
-; (Q4_K) to 14 (IQ4_XS) vector instructions; these spend 3.5 to 6, which is what a core that can
-; read 30+ GB/s needs (Zen 4 / 5, Ice Lake and later).
-; Exactness: vpmaddubsw's pair sums stay below 2^15 (quants <= 63 or |w| <= 127 against |x| <=
-; 127), vpdpwssd accumulates int32 without saturation, and the row's lanes end as the AVX2 kernels'
+; the accumulation into one instruction (IQ4_XS: vpdpbusd and one vpmulld, below). Per 64 weights
+; of a row the AVX2 kernels spend about 9 (Q4_K) to 14 (IQ4_XS) vector instructions; these spend
+; 3.5 to 5.5, which is what a core that can read 30+ GB/s needs (Zen 4 / 5, Ice Lake and later).
+; Exactness: vpmaddubsw's pair sums stay below 2^15 (quants <= 63 against |x| <= 127), vpdpwssd
+; and vpdpbusd accumulate int32 without saturation, and the row's lanes end as the AVX2 kernels'
 ; do (8 int32 lanes in ymm6 whose sum is the exact S_b); the lanes hold other partial sums, which
 ; the block contract allows (only the block's integer sum is defined).
 ; Registers besides the skeleton's (ymm11..14): zmm16..19 the block's activation as the row dots
-; read it (rearranged once per block for the four rows), zmm20..25 per-type constants. zmm16..31
+; read it (rearranged once per block for the four rows), zmm20..25 per-type constants (IQ4_XS:
+; and the block's sums), k1..k7 per-type masks. zmm16..31
 ; are not callee-saved on Win64 and need no vzeroupper.
 
 %include "kquant_decode.inc"
@@ -41,18 +42,28 @@ k5v_bit_lo_0: BIT_BY_HALF 0, 2
 k5v_bit_hi_0: BIT_BY_HALF 1, 3
 k5v_bit_lo_1: BIT_BY_HALF 4, 6
 k5v_bit_hi_1: BIT_BY_HALF 5, 7
-; IQ4_XS step p (qs bytes 64p..64p+63): lane i is sub-block 4p + i; its scale word (of the row's
-; 8, in every lane) as every word of the lane
+; IQ4_XS: vpermd indices spreading a row's 8 scale dwords over the lanes (lane i of step p: scale
+; 4p + i), and the block's 8 sub-block sums into dword 0 of the lanes (the other dwords masked)
 %assign p 0
 %rep 2
-iq4v_scale_%[p]:
+align 64
+iq4v_lane_scale_%[p]:
   %assign i 0
   %rep 4
-    times 8 db 2 * (4 * p + i), 2 * (4 * p + i) + 1
+    times 4 dd 4 * p + i
+    %assign i i + 1
+  %endrep
+align 64
+iq4v_lane_sum_%[p]:
+  %assign i 0
+  %rep 4
+    dd 4 * p + i, 0, 0, 0
     %assign i i + 1
   %endrep
 %assign p p + 1
 %endrep
+words_m128: times 16 dw -128
+align 64
 ; Q6_K half h: word indices (vpermw) of the 16 scale words, lane i of the low nibbles' step takes
 ; scale 8h + i, of the high nibbles' 8h + 4 + i
 %assign h 0
@@ -235,15 +246,26 @@ FUNCTION matvec_q6_k_r4_avx512vnni, 5, KD_GPRS, 16
 ; Block: d, scales_h, scales_l[4], qs[128]. A 64-byte step p of qs holds sub-blocks 4p..4p + 3, one
 ; per 128-bit lane: the low nibbles are their values 0..15, the high nibbles 16..31. The activation
 ; is rearranged to match once per block (zmm16 / zmm17 = x values 0..15 / 16..31 of sub-blocks
-; 0..3, zmm18 / zmm19 of 4..7), its signs kept in k3..k6 and its absolute values in zmm16..19:
-; vpmaddubsw takes |x| (unsigned) against w sign(x) (the codebook value negated where x < 0, a
-; masked subtraction: AVX-512 has no vpsignb), both <= 127 in magnitude, so pair sums never
-; saturate. Registers: zmm10 = 0x0f, zmm11 = the codebook in every lane, zmm21 = 0.
+; 0..3, zmm18 / zmm19 of 4..7). The codebook value is looked up + 128 (1..241, vpdpbusd's unsigned
+; operand) and both halves of a step go into one `vpdpbusd` accumulator whose lane i is sub-block
+; 4p + i; the accumulator starts at -128 x (that sub-block's sum of x) in the lane's dword 0
+; (zmm20 / zmm21, made once per block from the bsums), so its lane sums are the exact dots, and
+; one `vpmulld` by the lane's scale (zmm3 / zmm5, the row's scale words widened and spread) weighs
+; them: per step 3 multiply-pipe instructions and no sign handling (the vpmaddubsw form needed
+; |x| against w sign(x): 4 multiplies and 2 masked subtractions per step).
+; Registers: zmm10 = 0x0f, zmm11 = the codebook + 128 in every lane, zmm22 / zmm23 = the vpermd
+; indices of the two steps' scales, zmm24 / zmm25 = those of the block's -128 x sums, k7 = dword
+; 0 of each lane.
 
 %macro IQ4V_SETUP 0
   vpbroadcastd zmm10, [rel low_nibble]
-  vbroadcasti32x4 zmm11, [rel iq4_values]
-  vpxord xmm21, xmm21, xmm21
+  vmovdqu64 zmm11, [rel iq4_u_values]
+  vmovdqa64 zmm22, [rel iq4v_lane_scale_0]
+  vmovdqa64 zmm23, [rel iq4v_lane_scale_1]
+  vmovdqa64 zmm24, [rel iq4v_lane_sum_0]
+  vmovdqa64 zmm25, [rel iq4v_lane_sum_1]
+  mov kd_tmpd, 0x1111
+  kmovw k7, kd_tmpd
 %endmacro
 
 %macro IQ4V_PREP 0
@@ -258,37 +280,38 @@ FUNCTION matvec_q6_k_r4_avx512vnni, 5, KD_GPRS, 16
     vshufi64x2 zmm%[%%hi], zmm0, zmm1, 0xdd              ; values 16..31
     %assign %%p %%p + 1
   %endrep
-  vpmovb2m k3, zmm16
-  vpmovb2m k4, zmm17
-  vpmovb2m k5, zmm18
-  vpmovb2m k6, zmm19
-  vpabsb zmm16, zmm16
-  vpabsb zmm17, zmm17
-  vpabsb zmm18, zmm18
-  vpabsb zmm19, zmm19
+  vmovdqu ymm0, [kd_act + ACTK_BSUMS]
+  vpmaddwd ymm0, ymm0, [rel words_m128]                ; dword j = -128 (bsums 2j + 2j + 1)
+  vpermd zmm20{k7}{z}, zmm24, zmm0                      ; lane i, dword 0: sub-block i's
+  vpermd zmm21{k7}{z}, zmm25, zmm0                      ; sub-block 4 + i's
 %endmacro
 
 %macro IQ4V_ROW 1
   KD_ROW_ADDR %1
-  vbroadcasti32x4 zmm9, [rsp + IQ4_SCALES + 32 * ((%1) & 1) + 16 * ((%1) >> 1)]  ; the row's 8 scale words in every lane
+  vpmovsxwd ymm9, [rsp + IQ4_SCALES + 32 * ((%1) & 1) + 16 * ((%1) >> 1)]  ; the row's 8 scales
+  vpermd zmm3, zmm22, zmm9                        ; lane i: scale i (step 0), 4 + i (step 1)
+  vpermd zmm5, zmm23, zmm9
   %assign %%p 0
   %rep 2
     %assign %%xlo 16 + 2 * %%p
     %assign %%xhi 17 + 2 * %%p
-    %assign %%klo 3 + 2 * %%p
-    %assign %%khi 4 + 2 * %%p
+    %assign %%sum 20 + %%p
+    %assign %%sc 3 + 2 * %%p
     vmovdqu64 zmm1, [KD_R + 8 + 64 * %%p]
     vpsrlw zmm2, zmm1, 4
     vpandq zmm1, zmm1, zmm10
     vpandq zmm2, zmm2, zmm10
-    vpshufb zmm1, zmm11, zmm1                       ; int8 weights
+    vpshufb zmm1, zmm11, zmm1                       ; codebook + 128
     vpshufb zmm2, zmm11, zmm2
-    vpsubb zmm1{k%[%%klo]}, zmm21, zmm1             ; w sign(x)
-    vpsubb zmm2{k%[%%khi]}, zmm21, zmm2
-    vpmaddubsw zmm1, zmm%[%%xlo], zmm1
-    vpmaddubsw zmm2, zmm%[%%xhi], zmm2
-    vpshufb zmm3, zmm9, [rel iq4v_scale_%[%%p]]     ; lane i: sub-block 4p + i's scale
-    KV_PAIR_DOTS %%p == 0, 1, 3, 2, 3
+    vmovdqa64 zmm4, zmm%[%%sum]
+    vpdpbusd zmm4, zmm1, zmm%[%%xlo]
+    vpdpbusd zmm4, zmm2, zmm%[%%xhi]
+    %if %%p
+      vpmulld zmm4, zmm4, zmm%[%%sc]
+      vpaddd zmm6, zmm6, zmm4
+    %else
+      vpmulld zmm6, zmm4, zmm%[%%sc]
+    %endif
     %assign %%p %%p + 1
   %endrep
   KV_FOLD

@@ -21,11 +21,6 @@
 %define KT_TILE_ROWS 16
 %include "kquant_tile_unpack.inc"
 
-RODATA
-align 64
-; IQ4_XS: the codebook + 128
-iq4v_u_values:  times 4 db 1, 24, 45, 63, 79, 93, 106, 118, 129, 141, 153, 166, 181, 197, 217, 241
-
 ; KTZ_TOKEN t, low, high: KT_T = token t's address (t < 4 from low, t >= 4 from high; g7 = token
 ; stride, g8 = 3 x stride)
 %macro KTZ_TOKEN 3
@@ -384,7 +379,7 @@ iq4v_u_values:  times 4 db 1, 24, 45, 63, 79, 93, 106, 118, 129, 141, 153, 166, 
 
 ; IQ4_RUNS: the 16 rows' quants as codebook values + 128.
 %macro IQ4_RUNS 0
-  vmovdqu64 zmm30, [rel iq4v_u_values]
+  vmovdqu64 zmm30, [rel iq4_u_values]
   %assign kt_p 0
   %rep 4
     %assign kt_base 16 * kt_p
