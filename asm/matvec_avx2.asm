@@ -1,5 +1,5 @@
 ; matvec_avx2.asm — decode-time kernels on AVX2 + FMA + F16C: matrix–vector products (F16 and
-; F32 weights), dot product, axpy, F16 -> F32 widening. The C++ wrappers in
+; F32 weights), dot product, F16 -> F32 widening. The C++ wrappers in
 ; engine/kernels/asm_table.cpp call these for the bulk and handle tails; contracts per symbol in
 ; asm/README.md.
 
@@ -255,26 +255,6 @@ FUNCTION dot_f32_avx2, 4, 5, 4
   vaddps ymm0, ymm0, ymm3
   HSUM_YMM0
   vmovss [g3], xmm0
-  RET
-
-; void magnetar_axpy_f32_avx2(float* y, const float* x, int64_t n, const float* scale)
-; y[i] += *scale * x[i]; n: a multiple of 16.
-FUNCTION axpy_f32_avx2, 4, 5, 4
-  vbroadcastss ymm0, [g3]
-  xor g4, g4
-  test g2, g2
-  jz .done
-.loop:
-  vmovups ymm1, [g0 + g4 * 4]
-  vmovups ymm2, [g0 + g4 * 4 + 32]
-  vfmadd231ps ymm1, ymm0, [g1 + g4 * 4]
-  vfmadd231ps ymm2, ymm0, [g1 + g4 * 4 + 32]
-  vmovups [g0 + g4 * 4], ymm1
-  vmovups [g0 + g4 * 4 + 32], ymm2
-  add g4, 16
-  cmp g4, g2
-  jb .loop
-.done:
   RET
 
 ; void magnetar_f16_to_f32_avx2(const uint16_t* src, float* dst, int64_t n)

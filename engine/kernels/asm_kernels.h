@@ -14,7 +14,6 @@ void magnetar_matvec_f16_x8_avx2(const uint16_t* w, int64_t ldw, const float* x,
 void magnetar_matvec_f32_avx2(const float* w, int64_t ldw, const float* x, float* y,
                               int64_t rows, int64_t cols);  // cols % 16 == 0, cols > 0
 void magnetar_dot_f32_avx2(const float* a, const float* b, int64_t n, float* out);  // n % 32 == 0
-void magnetar_axpy_f32_avx2(float* y, const float* x, int64_t n, const float* scale);  // n % 16 == 0
 void magnetar_f16_to_f32_avx2(const uint16_t* src, float* dst, int64_t n);  // n % 16 == 0
 
 // matmul_avx2.asm

@@ -200,20 +200,13 @@ void dot_f32(const float* a, const float* b, int64_t n, float* out) {
   *out = sum;
 }
 
-void axpy_f32(float* y, const float* x, int64_t n, const float* scale) {
-  const int64_t bulk = n & ~int64_t{15};
-  if (bulk > 0) magnetar_axpy_f32_avx2(y, x, bulk, scale);
-  const float s = *scale;
-  for (int64_t i = bulk; i < n; ++i) y[i] += s * x[i];
-}
-
 // One table per F16 stream choice; they differ only in the F16 matrix kernels.
 template <int kStreams>
 constexpr KernelTable avx2_table() {
   KernelTable t{matvec_f16<kStreams>, matvec_f32, matmul_f16<kStreams>, matmul_f32,
                 rmsnorm,              softmax,    silu_mul,             gelu_tanh_mul,
-                rope,                 f16_to_f32, dot_f32,              axpy_f32,
-                {},                   "avx2",     "avx2"};
+                rope,                 f16_to_f32, dot_f32,              {},
+                "avx2",               "avx2"};
   t.types[uint32_t(format::DType::F16)] = FloatEntry<uint16_t, matvec_f16<kStreams>, matmul_f16<kStreams>>::kernels();
   t.types[uint32_t(format::DType::F32)] = FloatEntry<float, matvec_f32, matmul_f32>::kernels();
   return t;

@@ -22,8 +22,8 @@ namespace {
 const KernelTable kReferenceFloat = {
     ref::matvec_f16, ref::matvec_f32,    ref::matmul_f16,    ref::matmul_f32,
     ref::rmsnorm,    ref::softmax,       ref::silu_mul,      ref::gelu_tanh_mul,
-    ref::rope,       ref::f16_to_f32,    ref::dot_f32,       ref::axpy_f32,
-    {},              "reference",        "reference"};
+    ref::rope,       ref::f16_to_f32,    ref::dot_f32,       {},
+    "reference",     "reference"};
 
 constexpr int kStreamChoices[] = {0, 4, 8};  // the F16 kernel's: built-in rule, 4, 8
 constexpr Isa kAsmIsas[] = {Isa::Avx2, Isa::Avx512Vnni};

@@ -47,10 +47,8 @@ using GatedActFn = void (*)(float* gate, const float* up, int64_t n);
 using RopeFn = void (*)(float* x, int64_t n_heads, int64_t head_dim, const float* cos,
                         const float* sin);
 using F16ToF32Fn = void (*)(const uint16_t* src, float* dst, int64_t n);
-// Dot product of two FP32 vectors (attention scores), result in *out.
+// Dot product of two FP32 vectors, result in *out (the dequantizing reference matmul's rows).
 using DotF32Fn = void (*)(const float* a, const float* b, int64_t n, float* out);
-// y[i] += *scale * x[i] (attention value accumulation).
-using AxpyF32Fn = void (*)(float* y, const float* x, int64_t n, const float* scale);
 
 // ---- Matrix kernels of one weight type (KernelTable::types) ----
 // The activation format a type's kernels take: FP32 values, 32-value int8 blocks (quant::ActBlock,
@@ -97,7 +95,6 @@ struct KernelTable {
   RopeFn rope;
   F16ToF32Fn f16_to_f32;
   DotF32Fn dot_f32;
-  AxpyF32Fn axpy_f32;
   // Per weight type, indexed by format::DType: every valid type's entry has decode and prefill.
   std::array<TypeKernels, format::kDTypeCount> types;
   const char* isa;        // the table's: "reference", "avx2" or "avx512vnni"

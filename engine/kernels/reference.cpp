@@ -197,11 +197,6 @@ void f16_to_f32(const uint16_t* src, float* dst, int64_t n) {
 
 void dot_f32(const float* a, const float* b, int64_t n, float* out) { *out = dot_f32_f32(a, b, n); }
 
-void axpy_f32(float* y, const float* x, int64_t n, const float* scale) {
-  const float s = *scale;
-  for (int64_t i = 0; i < n; ++i) y[i] += s * x[i];
-}
-
 void read_sum_f32(const float* p, int64_t n, float* out) {
   float acc[4][kLanes] = {};
   for (int64_t i = 0; i < n; ++i) acc[(i % 32) / 8][i % 8] += p[i];

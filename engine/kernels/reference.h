@@ -31,7 +31,6 @@ void gelu_tanh_mul(float* gate, const float* up, int64_t n);
 void rope(float* x, int64_t n_heads, int64_t head_dim, const float* cos, const float* sin);
 void f16_to_f32(const uint16_t* src, float* dst, int64_t n);
 void dot_f32(const float* a, const float* b, int64_t n, float* out);
-void axpy_f32(float* y, const float* x, int64_t n, const float* scale);
 
 // Dot product of an FP16 row with an FP32 vector in the 8-lane scheme above (shared with the
 // asm wrappers, which use it for column tails).

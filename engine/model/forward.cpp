@@ -1,7 +1,8 @@
 // The transformer forward pass for every family of the architecture table (Llama/Mistral, Gemma 1-3,
-// Qwen 2/3, Phi-3), as Hugging Face transformers defines them. One function handles a batch of tokens: a prefill batch goes through the
-// matrix–matrix kernels, a single decode token through the matrix–vector ones. The hot path
-// allocates, logs and fails nothing: every buffer lives in RunState.
+// Qwen 2/3, Phi-3), as Hugging Face transformers defines them. One function handles a batch of
+// tokens: a prefill batch goes through the matrix–matrix kernels, a single decode token through the
+// matrix–vector ones; attention goes by blocks of query rows against one KV head's cache, as matrix
+// products too. The hot path allocates, logs and fails nothing: every buffer lives in RunState.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -15,6 +16,8 @@ namespace {
 
 // Multiply-adds of attention below which it runs on the calling thread alone.
 constexpr int64_t kParallelAttentionMinWork = 1 << 16;
+// Work units of an attention step below which a KV head's query heads are split between units.
+constexpr int64_t kMinAttentionUnits = 4;
 
 // y[n, w.rows] = x[n, w.cols] · wᵀ
 void linear(ThreadPool& pool, const ops::Matrix& w, const float* x, int n, float* y) {
@@ -38,8 +41,10 @@ struct AttentionJob {
   int layer, n_tokens, n_past;
 };
 
-// Int8 KV rows: each head's vector is stored as round(x / scale), scale = absmax / 127.
-void quantize_kv_int8(const float* x, int n_heads, int head_dim, int8_t* q, float* scales) {
+// Int8 KV vectors: each head's vector is stored as round(x / scale), scale = absmax / 127; element i
+// of head h goes to q[h * head_stride + i * stride] (the cache layouts: key_index, value_index).
+void quantize_kv_int8(const float* x, int n_heads, int head_dim, int8_t* q, int64_t head_stride, int64_t stride,
+                      float* scales) {
   for (int h = 0; h < n_heads; ++h) {
     const float* v = x + int64_t(h) * head_dim;
     float absmax = 0.0f;
@@ -48,59 +53,61 @@ void quantize_kv_int8(const float* x, int n_heads, int head_dim, int8_t* q, floa
     const float inverse = scale > 0.0f ? 1.0f / scale : 0.0f;
     scales[h] = scale;
     for (int i = 0; i < head_dim; ++i)
-      q[int64_t(h) * head_dim + i] = static_cast<int8_t>(std::lrint(v[i] * inverse));
+      q[h * head_stride + i * stride] = static_cast<int8_t>(std::lrint(v[i] * inverse));
   }
 }
 
-// Writes one position's keys and values (kv_dim each) into the cache in its element type.
+// Element index of key channel 0 of KV head kv_head at position pos: the keys are head-major
+// ([n_layers, n_kv_heads, context, head_dim]), so a head's keys are one contiguous stream and its
+// pages are touched only as the context grows.
+int64_t key_index(const Config& c, const RunState& s, int layer, int64_t pos, int kv_head) {
+  return ((int64_t(layer) * c.n_kv_heads + kv_head) * s.context + pos) * c.head_dim;
+}
+
+// Element index of value channel `channel` (< kv_dim) at position pos: blocks of kValueBlock
+// positions, each block channel-major ([kv_dim, kValueBlock]), so that the weighted sum of a head's
+// values over a block is one matrix product with the block's channels as the weight rows.
+int64_t value_index(const Config& c, const RunState& s, int layer, int64_t pos, int64_t channel) {
+  const int64_t block = int64_t(layer) * value_blocks(s.context) + pos / kValueBlock;
+  return (block * c.kv_dim + channel) * kValueBlock + pos % kValueBlock;
+}
+
+// Writes one position's keys and values into the cache in its element type.
 void store_kv(const Config& c, RunState& s, int layer, int pos, const float* key, const float* value) {
-  const int64_t row = (int64_t(layer) * s.context + pos) * c.kv_dim;
+  const int hd = c.head_dim;
+  const int64_t key_head_stride = int64_t(s.context) * hd;  // key_index(h + 1) - key_index(h)
+  const int64_t keys = key_index(c, s, layer, pos, 0);
+  const int64_t values = value_index(c, s, layer, pos, 0);
   switch (s.kv_type) {
     case KvType::F32:
-      std::memcpy(s.key_cache.get() + row, key, sizeof(float) * c.kv_dim);
-      std::memcpy(s.value_cache.get() + row, value, sizeof(float) * c.kv_dim);
+      for (int h = 0; h < c.n_kv_heads; ++h)
+        std::memcpy(s.key_cache.get() + keys + h * key_head_stride, key + int64_t(h) * hd, sizeof(float) * hd);
+      for (int i = 0; i < c.kv_dim; ++i) s.value_cache.get()[values + int64_t(i) * kValueBlock] = value[i];
       break;
     case KvType::F16: {
-      uint16_t* keys = reinterpret_cast<uint16_t*>(s.key_cache.get()) + row;
-      uint16_t* values = reinterpret_cast<uint16_t*>(s.value_cache.get()) + row;
-      for (int i = 0; i < c.kv_dim; ++i) {
-        keys[i] = kernels::f32_to_f16_scalar(key[i]);
-        values[i] = kernels::f32_to_f16_scalar(value[i]);
-      }
+      auto* key_cache = reinterpret_cast<uint16_t*>(s.key_cache.get());
+      auto* value_cache = reinterpret_cast<uint16_t*>(s.value_cache.get());
+      for (int h = 0; h < c.n_kv_heads; ++h)
+        for (int i = 0; i < hd; ++i)
+          key_cache[keys + h * key_head_stride + i] = kernels::f32_to_f16_scalar(key[int64_t(h) * hd + i]);
+      for (int i = 0; i < c.kv_dim; ++i)
+        value_cache[values + int64_t(i) * kValueBlock] = kernels::f32_to_f16_scalar(value[i]);
       break;
     }
     case KvType::Int8: {
       const int64_t scale_row = (int64_t(layer) * s.context + pos) * c.n_kv_heads;
-      quantize_kv_int8(key, c.n_kv_heads, c.head_dim, reinterpret_cast<int8_t*>(s.key_cache.get()) + row,
-                       s.key_scales.get() + scale_row);
-      quantize_kv_int8(value, c.n_kv_heads, c.head_dim, reinterpret_cast<int8_t*>(s.value_cache.get()) + row,
-                       s.value_scales.get() + scale_row);
+      quantize_kv_int8(key, c.n_kv_heads, hd, reinterpret_cast<int8_t*>(s.key_cache.get()) + keys, key_head_stride,
+                       1, s.key_scales.get() + scale_row);
+      quantize_kv_int8(value, c.n_kv_heads, hd, reinterpret_cast<int8_t*>(s.value_cache.get()) + values,
+                       int64_t(hd) * kValueBlock, kValueBlock, s.value_scales.get() + scale_row);
       break;
     }
   }
 }
 
-// Scores and weighted value sums over an F16 / Int8 cache, in scalar C++ (the compiler
-// vectorises the inner loops). The F32 cache goes through the kernels instead.
-float dot_kv(const float* q, const uint16_t* k, int n) {
-  float sum = 0.0f;
-  for (int i = 0; i < n; ++i) sum += q[i] * kernels::f16_to_f32_scalar(k[i]);
-  return sum;
-}
-float dot_kv(const float* q, const int8_t* k, int n) {
-  float sum = 0.0f;
-  for (int i = 0; i < n; ++i) sum += q[i] * static_cast<float>(k[i]);
-  return sum;
-}
-void axpy_kv(float* out, const uint16_t* v, int n, float a) {
-  for (int i = 0; i < n; ++i) out[i] += a * kernels::f16_to_f32_scalar(v[i]);
-}
-void axpy_kv(float* out, const int8_t* v, int n, float a) {
-  for (int i = 0; i < n; ++i) out[i] += a * static_cast<float>(v[i]);
-}
-
-// One (token, head) pair: scores over the visible cache rows, softmax, weighted sum of values.
-void attention_head(const AttentionJob& job, int t, int h, float* scores) {
+// One (token, head) pair over the Int8 cache, in scalar C++ (the compiler vectorises the inner
+// loops): scores over the visible positions, softmax, weighted sum of values with their scales.
+void attention_head_int8(const AttentionJob& job, int t, int h, float* scores) {
   const Config& c = *job.config;
   const RunState& s = *job.state;
   const auto& k = kernels::active();
@@ -110,46 +117,104 @@ void attention_head(const AttentionJob& job, int t, int h, float* scores) {
   const int pos = job.n_past + t;
   const int start = c.layer_slides(job.layer) ? std::max(0, pos - c.sliding_window + 1) : 0;
   const float* q = s.qkv.get() + int64_t(t) * qkv_stride + int64_t(h) * hd;
-  const int64_t layer_base = int64_t(job.layer) * s.context * c.kv_dim;
-  const int64_t head_offset = layer_base + kv_head * hd;
-  // Int8 scales of this head at cache row r: scales[r * n_kv_heads].
+  const int8_t* keys = reinterpret_cast<const int8_t*>(s.key_cache.get()) + key_index(c, s, job.layer, start, kv_head);
+  // The scales of this head at position r: scales[r * n_kv_heads].
   const int64_t scale_offset = int64_t(job.layer) * s.context * c.n_kv_heads + kv_head;
 
   const int n_visible = pos - start + 1;
   for (int j = 0; j < n_visible; ++j) {
-    const int64_t r = start + j;
-    float d;
-    switch (s.kv_type) {
-      case KvType::F32: k.dot_f32(q, s.key_cache.get() + head_offset + r * c.kv_dim, hd, &d); break;
-      case KvType::F16:
-        d = dot_kv(q, reinterpret_cast<const uint16_t*>(s.key_cache.get()) + head_offset + r * c.kv_dim, hd);
-        break;
-      case KvType::Int8:
-        d = dot_kv(q, reinterpret_cast<const int8_t*>(s.key_cache.get()) + head_offset + r * c.kv_dim, hd) *
-            s.key_scales.get()[scale_offset + r * c.n_kv_heads];
-        break;
-    }
-    d *= c.query_scale;
+    float d = 0.0f;
+    for (int i = 0; i < hd; ++i) d += q[i] * static_cast<float>(keys[int64_t(j) * hd + i]);
+    d *= s.key_scales.get()[scale_offset + int64_t(start + j) * c.n_kv_heads] * c.query_scale;
     if (c.attn_softcap > 0) d = c.attn_softcap * std::tanh(d / c.attn_softcap);
     scores[j] = d;
   }
   k.softmax(scores, n_visible);
+  for (int j = 0; j < n_visible; ++j) scores[j] *= s.value_scales.get()[scale_offset + int64_t(start + j) * c.n_kv_heads];
   float* out = s.att.get() + int64_t(t) * c.q_dim + int64_t(h) * hd;
   std::memset(out, 0, sizeof(float) * hd);
-  for (int j = 0; j < n_visible; ++j) {
-    const int64_t r = start + j;
-    switch (s.kv_type) {
-      case KvType::F32: k.axpy_f32(out, s.value_cache.get() + head_offset + r * c.kv_dim, hd, &scores[j]); break;
-      case KvType::F16:
-        axpy_kv(out, reinterpret_cast<const uint16_t*>(s.value_cache.get()) + head_offset + r * c.kv_dim, hd,
-                scores[j]);
-        break;
-      case KvType::Int8:
-        axpy_kv(out, reinterpret_cast<const int8_t*>(s.value_cache.get()) + head_offset + r * c.kv_dim, hd,
-                scores[j] * s.value_scales.get()[scale_offset + r * c.n_kv_heads]);
-        break;
+  for (int j0 = start; j0 <= pos;) {
+    const int n = std::min(kValueBlock - j0 % kValueBlock, pos + 1 - j0);  // positions in this block
+    const int8_t* v = reinterpret_cast<const int8_t*>(s.value_cache.get()) + value_index(c, s, job.layer, j0, int64_t(kv_head) * hd);
+    const float* p = scores + (j0 - start);
+    for (int i = 0; i < hd; ++i) {
+      float sum = 0.0f;
+      for (int j = 0; j < n; ++j) sum += p[j] * static_cast<float>(v[int64_t(i) * kValueBlock + j]);
+      out[i] += sum;
+    }
+    j0 += n;
+  }
+}
+
+// Query rows per attention block: many, so that each key and value read serves many queries, but
+// few enough that their scores (rows x context floats) stay about 4 MiB per worker. A multiple of
+// the query heads per KV head (whole tokens); at most a prefill batch of tokens.
+int attention_block_rows(const Config& c, int context, int max_batch) {
+  const int group = c.n_heads / c.n_kv_heads;
+  const int64_t by_memory = (int64_t{1} << 20) / std::max(context, 1);
+  const int64_t tokens = std::clamp<int64_t>(by_memory / group, 1, std::max(max_batch, 1));
+  return static_cast<int>(tokens * group);
+}
+
+// Tokens [t0, t1) (a block of a prefill, or the one decode token) against one KV head, query heads
+// [h0, h1) of its group at once: the scores of every query row against the keys the block sees as
+// one matrix–matrix product (the head's keys as the weight rows), masked (causal, sliding window)
+// and soft-maxed per row, then the weighted sums of values as one product per value block (the
+// block's channels as the weight rows). F32 and F16 caches.
+void attention_block(const AttentionJob& job, int t0, int t1, int kv_head, int h0, int h1, float* queries,
+                     float* scores, float* out) {
+  const Config& c = *job.config;
+  const RunState& s = *job.state;
+  const auto& k = kernels::active();
+  const int hd = c.head_dim;
+  const int group = h1 - h0;  // query heads kv_head * (n_heads / n_kv_heads) + [h0, h1)
+  const int first_head = kv_head * (c.n_heads / c.n_kv_heads) + h0;
+  const int qkv_stride = c.q_dim + 2 * c.kv_dim;
+  const bool slides = c.layer_slides(job.layer);
+  auto first_visible = [&](int pos) { return slides ? std::max(0, pos - c.sliding_window + 1) : 0; };
+  const int k0 = first_visible(job.n_past + t0), k1 = job.n_past + t1;  // keys [k0, k1)
+  const int n_keys = k1 - k0;
+  const int rows = (t1 - t0) * group;  // row (t - t0) * group + g: token t, query head first_head + g
+  for (int t = t0; t < t1; ++t)
+    std::memcpy(queries + int64_t(t - t0) * group * hd,
+                s.qkv.get() + int64_t(t) * qkv_stride + int64_t(first_head) * hd, sizeof(float) * group * hd);
+
+  const int64_t keys = key_index(c, s, job.layer, k0, kv_head);
+  if (s.kv_type == KvType::F32)
+    k.matmul_f32(s.key_cache.get() + keys, hd, queries, hd, scores, n_keys, n_keys, hd, rows, 0);
+  else
+    k.matmul_f16(reinterpret_cast<const uint16_t*>(s.key_cache.get()) + keys, hd, queries, hd, scores, n_keys,
+                 n_keys, hd, rows, 0);
+  for (int t = t0; t < t1; ++t) {
+    const int pos = job.n_past + t;
+    const int lo = first_visible(pos) - k0, hi = pos - k0 + 1;  // visible: [lo, hi)
+    for (int g = 0; g < group; ++g) {
+      float* row = scores + int64_t((t - t0) * group + g) * n_keys;
+      for (int j = lo; j < hi; ++j) {
+        float d = row[j] * c.query_scale;
+        if (c.attn_softcap > 0) d = c.attn_softcap * std::tanh(d / c.attn_softcap);
+        row[j] = d;
+      }
+      k.softmax(row + lo, hi - lo);
+      std::fill(row, row + lo, 0.0f);
+      std::fill(row + hi, row + n_keys, 0.0f);
     }
   }
+
+  for (int j0 = k0; j0 < k1;) {
+    const int n = std::min(kValueBlock - j0 % kValueBlock, k1 - j0);  // positions in this block
+    const int64_t at = value_index(c, s, job.layer, j0, int64_t(kv_head) * hd);
+    const float* p = scores + (j0 - k0);
+    if (s.kv_type == KvType::F32)
+      k.matmul_f32(s.value_cache.get() + at, kValueBlock, p, n_keys, out, hd, hd, n, rows, j0 > k0);
+    else
+      k.matmul_f16(reinterpret_cast<const uint16_t*>(s.value_cache.get()) + at, kValueBlock, p, n_keys, out, hd,
+                   hd, n, rows, j0 > k0);
+    j0 += n;
+  }
+  for (int t = t0; t < t1; ++t)
+    std::memcpy(s.att.get() + int64_t(t) * c.q_dim + int64_t(first_head) * hd,
+                out + int64_t(t - t0) * group * hd, sizeof(float) * group * hd);
 }
 
 }  // namespace
@@ -205,13 +270,39 @@ void forward(Model::Impl& m, RunState& s, const int* tokens, int n, int n_past,
       store_kv(c, s, l, pos, key, value);
     }
     AttentionJob job{&c, &s, l, n, n_past};
+    // F32 and F16 caches by blocks of tokens x one KV head (attention_block), Int8 by (token,
+    // head) pairs.
+    const bool blocks = s.kv_type != KvType::Int8;
+    const int group = c.n_heads / c.n_kv_heads;
+    const int block_tokens = s.attention_rows / group;
+    const int64_t n_blocks = (n + block_tokens - 1) / block_tokens;
+    // Fewer (block, KV head) pairs than kMinAttentionUnits (a decode token of a model with one or
+    // two KV heads): each pair's query heads go in `splits` parts, so more threads share the work.
+    // A function of the shapes alone, never of the thread count: the logits stay the same for
+    // every thread count.
+    const int64_t pairs = n_blocks * c.n_kv_heads;
+    const int splits = static_cast<int>(std::clamp<int64_t>((kMinAttentionUnits + pairs - 1) / pairs, 1, group));
+    const int split_heads = (group + splits - 1) / splits;
     auto attend = [&](int thread, int n_threads) {
+      float* scores = s.scores.get() + int64_t(thread) * s.attention_rows * s.context;
       int64_t begin, end;
+      if (blocks) {
+        float* queries = s.attention_queries.get() + int64_t(thread) * s.attention_rows * hd;
+        float* out = s.attention_out.get() + int64_t(thread) * s.attention_rows * hd;
+        ThreadPool::split(pairs * splits, 1, thread, n_threads, &begin, &end);
+        for (int64_t i = begin; i < end; ++i) {
+          const int t0 = static_cast<int>(i / (int64_t(c.n_kv_heads) * splits)) * block_tokens;
+          const int kv_head = static_cast<int>(i / splits % c.n_kv_heads);
+          const int h0 = static_cast<int>(i % splits) * split_heads;
+          if (h0 < group)
+            attention_block(job, t0, std::min(n, t0 + block_tokens), kv_head, h0, std::min(group, h0 + split_heads),
+                            queries, scores, out);
+        }
+        return;
+      }
       ThreadPool::split(int64_t(n) * c.n_heads, 1, thread, n_threads, &begin, &end);
-      float* scores = s.scores.get() + int64_t(thread) * s.context;
       for (int64_t i = begin; i < end; ++i)
-        attention_head(job, static_cast<int>(i / c.n_heads), static_cast<int>(i % c.n_heads),
-                       scores);
+        attention_head_int8(job, static_cast<int>(i / c.n_heads), static_cast<int>(i % c.n_heads), scores);
     };
     // Waking the workers costs more than a little attention (tiny models, short contexts).
     const int64_t attention_work = int64_t(n) * c.n_heads * (n_past + n) * hd;
@@ -258,12 +349,13 @@ void forward(Model::Impl& m, RunState& s, const int* tokens, int n, int n_past,
 }
 
 uint64_t kv_cache_bytes(const Config& c, int context, KvType kv_type) {
-  const uint64_t elements = uint64_t(c.n_layers) * uint64_t(context) * uint64_t(c.kv_dim);
+  const uint64_t keys = uint64_t(c.n_layers) * uint64_t(context) * uint64_t(c.kv_dim);
+  const uint64_t values = uint64_t(c.n_layers) * uint64_t(value_blocks(context)) * kValueBlock * uint64_t(c.kv_dim);
   const uint64_t vectors = uint64_t(c.n_layers) * uint64_t(context) * uint64_t(c.n_kv_heads);
   switch (kv_type) {
-    case KvType::F32: return 2 * elements * sizeof(float);
-    case KvType::F16: return 2 * elements * sizeof(uint16_t);
-    case KvType::Int8: return 2 * (elements * sizeof(int8_t) + vectors * sizeof(float));
+    case KvType::F32: return (keys + values) * sizeof(float);
+    case KvType::F16: return (keys + values) * sizeof(uint16_t);
+    case KvType::Int8: return keys + values + 2 * vectors * sizeof(float);
   }
   return 0;
 }
@@ -283,10 +375,12 @@ bool allocate_run_state(const Config& c, int context, int max_batch, int threads
   s->context = context;
   s->kv_type = kv_type;
   const uint64_t b = static_cast<uint64_t>(max_batch);
-  const uint64_t elements = uint64_t(c.n_layers) * uint64_t(context) * uint64_t(c.kv_dim);
+  const uint64_t keys = uint64_t(c.n_layers) * uint64_t(context) * uint64_t(c.kv_dim);
+  const uint64_t values = uint64_t(c.n_layers) * uint64_t(value_blocks(context)) * kValueBlock * uint64_t(c.kv_dim);
   // Cache buffers are counted in floats: round the narrower element types up.
   const uint64_t bytes_per_element = kv_type == KvType::F32 ? 4 : kv_type == KvType::F16 ? 2 : 1;
-  const uint64_t cache = (elements * bytes_per_element + sizeof(float) - 1) / sizeof(float);
+  const uint64_t key_floats = (keys * bytes_per_element + sizeof(float) - 1) / sizeof(float);
+  const uint64_t value_floats = (values * bytes_per_element + sizeof(float) - 1) / sizeof(float);
   const uint64_t scales = kv_type == KvType::Int8 ? uint64_t(c.n_layers) * uint64_t(context) * c.n_kv_heads : 0;
   constexpr bool kSmallPages = false;  // batch buffers: decode touches one row (release_batch_scratch)
   bool ok = s->x.allocate(b * c.dim, kSmallPages) && s->xb.allocate(b * c.dim, kSmallPages) &&
@@ -294,13 +388,20 @@ bool allocate_run_state(const Config& c, int context, int max_batch, int threads
             s->att.allocate(b * c.q_dim, kSmallPages) &&
             s->gate_up.allocate(b * 2 * c.hidden_dim, kSmallPages) &&
             s->hidden.allocate(b * c.hidden_dim, kSmallPages) &&
-            s->scores.allocate(uint64_t(threads) * context) && s->logits.allocate(c.vocab_size) &&
-            s->key_cache.allocate(cache) && s->value_cache.allocate(cache) &&
+            allocate_attention_scratch(c, threads, s) && s->logits.allocate(c.vocab_size) &&
+            s->key_cache.allocate(key_floats) && s->value_cache.allocate(value_floats) &&
             (scales == 0 || (s->key_scales.allocate(scales) && s->value_scales.allocate(scales)));
   if (!ok) return false;
   s->sampler_probs.resize(c.vocab_size);
   s->sampler_ids.resize(c.vocab_size);
   return true;
+}
+
+bool allocate_attention_scratch(const Config& c, int threads, RunState* s) {
+  s->attention_rows = attention_block_rows(c, s->context, s->max_batch);
+  const uint64_t rows = uint64_t(threads) * uint64_t(s->attention_rows);
+  return s->scores.allocate(rows * uint64_t(s->context)) && s->attention_queries.allocate(rows * c.head_dim) &&
+         s->attention_out.allocate(rows * c.head_dim);
 }
 
 void release_batch_scratch(RunState* s) {

@@ -106,6 +106,10 @@ class LargeBuffer {
   uint64_t bytes_ = 0;
 };
 
+// Positions per block of the value cache (RunState::value_cache).
+constexpr int kValueBlock = 64;
+constexpr int value_blocks(int context) { return (context + kValueBlock - 1) / kValueBlock; }
+
 struct RunState {
   int max_batch = 0;   // tokens per forward call
   int context = 0;     // KV cache capacity in tokens
@@ -115,10 +119,17 @@ struct RunState {
   LargeBuffer att;     // [max_batch, q_dim] attention output per head
   LargeBuffer gate_up; // [max_batch, 2 hidden_dim]
   LargeBuffer hidden;  // [max_batch, hidden_dim] activated FFN input
-  LargeBuffer scores;  // [threads, context] attention scores per worker
+  // Attention scratch per worker: a block of query rows (tokens x the query heads of one KV head),
+  // their scores against the visible positions and their outputs (attention_block_rows).
+  int attention_rows = 0;
+  LargeBuffer scores;             // [threads, attention_rows, context]
+  LargeBuffer attention_queries;  // [threads, attention_rows, head_dim]
+  LargeBuffer attention_out;      // [threads, attention_rows, head_dim]
   LargeBuffer logits;  // [vocab] logits of the last token
-  // The KV cache: [n_layers, context, kv_dim] elements of kv_type — float (F32), FP16 bits
-  // (F16, read as uint16_t) or int8_t (Int8, read through the scales below).
+  // The KV cache in elements of kv_type — float (F32), FP16 bits (F16, read as uint16_t) or int8_t
+  // (Int8, read through the scales below). Keys: [n_layers, n_kv_heads, context, head_dim].
+  // Values: [n_layers, value_blocks(context), kv_dim, kValueBlock], a block's positions side by
+  // side per channel (forward.cpp key_index, value_index).
   KvType kv_type = KvType::F32;
   LargeBuffer key_cache;
   LargeBuffer value_cache;
@@ -136,6 +147,8 @@ void forward(Model::Impl& model, RunState& state, const int* tokens, int n, int 
 
 bool allocate_run_state(const Config& config, int context, int max_batch, int threads,
                         KvType kv_type, RunState* state);
+// (Re)sizes the attention scratch for `threads` workers (state's context and max_batch set).
+bool allocate_attention_scratch(const Config& config, int threads, RunState* state);
 // After a prefill: gives the pages of the batch-sized activation buffers back to the OS, so that
 // decode (one row of each) keeps only what it touches resident. Contents become undefined.
 void release_batch_scratch(RunState* state);

@@ -26,7 +26,7 @@ struct Session::Impl {
 // attention scratch between calls, never inside the forward pass.
 static Status fit_scratch_to_pool(Session::Impl& s, int pool_size) {
   if (s.state_threads >= pool_size) return Status::ok();
-  if (!s.state.scores.allocate(uint64_t(pool_size) * s.state.context))
+  if (!allocate_attention_scratch(ModelInternals::impl(*s.model).config, pool_size, &s.state))
     return Status::error("out of memory for attention scratch");
   s.state_threads = pool_size;
   return Status::ok();

@@ -138,12 +138,13 @@ TEST(OverflowPolicy, TheLastMessageAloneTooLong) {
 TEST(Predictions, SpeedAndMemory) {
   EXPECT_DOUBLE_EQ(predicted_tokens_per_second(2'000'000'000ull, 20.0), 10.0);
   EXPECT_EQ(predicted_tokens_per_second(0, 20.0), 0.0);
-  // 2 layers × (2 KV heads × 32) × 100 positions × K and V × 4 bytes, plus the file and scratch.
-  EXPECT_EQ(predicted_ram_bytes(1000, 2, 2, 32, 100, KvType::F32), 1000u + 2u * 2 * 64 * 100 * 4 + (64u << 20));
-  EXPECT_EQ(predicted_ram_bytes(1000, 2, 2, 32, 100, KvType::F16), 1000u + 2u * 2 * 64 * 100 * 2 + (64u << 20));
-  // Int8: one byte per element plus a float scale per head and position.
+  // 2 layers × (2 KV heads × 32) × (100 key positions + 128 value positions: values are stored
+  // in blocks of 64) × 4 bytes, plus the file and scratch.
+  EXPECT_EQ(predicted_ram_bytes(1000, 2, 2, 32, 100, KvType::F32), 1000u + 2u * 64 * (100 + 128) * 4 + (64u << 20));
+  EXPECT_EQ(predicted_ram_bytes(1000, 2, 2, 32, 100, KvType::F16), 1000u + 2u * 64 * (100 + 128) * 2 + (64u << 20));
+  // Int8: one byte per element plus a float scale per head and position for keys and values.
   EXPECT_EQ(predicted_ram_bytes(1000, 2, 2, 32, 100, KvType::Int8),
-            1000u + 2u * (2 * 64 * 100 + 2 * 2 * 100 * 4) + (64u << 20));
+            1000u + 2u * (64 * (100 + 128) + 2 * 2 * 100 * 4) + (64u << 20));
   EXPECT_LT(bytes_per_parameter(WeightType::Q4_0), bytes_per_parameter(WeightType::Q8_0));
   EXPECT_DOUBLE_EQ(bytes_per_parameter(WeightType::Q6_K), 210.0 / 256.0);  // the type record's block
   EXPECT_LT(bytes_per_parameter(WeightType::Q4_K_M), bytes_per_parameter(WeightType::Q5_K_M));

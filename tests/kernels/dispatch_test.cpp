@@ -187,7 +187,6 @@ TEST_F(DispatchTest, EveryEntryIsFilled) {
     EXPECT_NE(t->rope, nullptr);
     EXPECT_NE(t->f16_to_f32, nullptr);
     EXPECT_NE(t->dot_f32, nullptr);
-    EXPECT_NE(t->axpy_f32, nullptr);
     EXPECT_NE(t->isa, nullptr);
     EXPECT_NE(t->float_isa, nullptr);
   }

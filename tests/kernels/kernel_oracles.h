@@ -49,10 +49,6 @@ inline double activation_budget(double g, double up, double exact) {
 inline double rope_budget(double ac, double bs) {
   return 3.0 * kUnitRoundoff * (std::fabs(ac) + std::fabs(bs)) + 1e-38;
 }
-// axpy: y + s*x, with or without FMA.
-inline double axpy_budget(double y, double sx) {
-  return 2.0 * kUnitRoundoff * (std::fabs(y) + std::fabs(sx)) + 1e-38;
-}
 
 inline std::vector<float> random_floats(std::mt19937& rng, int64_t n, float lo, float hi) {
   std::uniform_real_distribution<float> d(lo, hi);
