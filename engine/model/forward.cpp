@@ -18,6 +18,10 @@ namespace {
 constexpr int64_t kParallelAttentionMinWork = 1 << 16;
 // Work units of an attention step below which a KV head's query heads are split between units.
 constexpr int64_t kMinAttentionUnits = 4;
+// Int8 keys widened to floats per matrix product (kDequantKeys x head_dim floats per worker; also
+// holds a widened value block, kValueBlock <= kDequantKeys).
+constexpr int kDequantKeys = 256;
+static_assert(kValueBlock <= kDequantKeys, "a widened value block fits the widened keys' scratch");
 
 // y[n, w.rows] = x[n, w.cols] · wᵀ
 void linear(ThreadPool& pool, const ops::Matrix& w, const float* x, int n, float* y) {
@@ -105,47 +109,6 @@ void store_kv(const Config& c, RunState& s, int layer, int pos, const float* key
   }
 }
 
-// One (token, head) pair over the Int8 cache, in scalar C++ (the compiler vectorises the inner
-// loops): scores over the visible positions, softmax, weighted sum of values with their scales.
-void attention_head_int8(const AttentionJob& job, int t, int h, float* scores) {
-  const Config& c = *job.config;
-  const RunState& s = *job.state;
-  const auto& k = kernels::active();
-  const int hd = c.head_dim;
-  const int qkv_stride = c.q_dim + 2 * c.kv_dim;
-  const int kv_head = h / (c.n_heads / c.n_kv_heads);
-  const int pos = job.n_past + t;
-  const int start = c.layer_slides(job.layer) ? std::max(0, pos - c.sliding_window + 1) : 0;
-  const float* q = s.qkv.get() + int64_t(t) * qkv_stride + int64_t(h) * hd;
-  const int8_t* keys = reinterpret_cast<const int8_t*>(s.key_cache.get()) + key_index(c, s, job.layer, start, kv_head);
-  // The scales of this head at position r: scales[r * n_kv_heads].
-  const int64_t scale_offset = int64_t(job.layer) * s.context * c.n_kv_heads + kv_head;
-
-  const int n_visible = pos - start + 1;
-  for (int j = 0; j < n_visible; ++j) {
-    float d = 0.0f;
-    for (int i = 0; i < hd; ++i) d += q[i] * static_cast<float>(keys[int64_t(j) * hd + i]);
-    d *= s.key_scales.get()[scale_offset + int64_t(start + j) * c.n_kv_heads] * c.query_scale;
-    if (c.attn_softcap > 0) d = c.attn_softcap * std::tanh(d / c.attn_softcap);
-    scores[j] = d;
-  }
-  k.softmax(scores, n_visible);
-  for (int j = 0; j < n_visible; ++j) scores[j] *= s.value_scales.get()[scale_offset + int64_t(start + j) * c.n_kv_heads];
-  float* out = s.att.get() + int64_t(t) * c.q_dim + int64_t(h) * hd;
-  std::memset(out, 0, sizeof(float) * hd);
-  for (int j0 = start; j0 <= pos;) {
-    const int n = std::min(kValueBlock - j0 % kValueBlock, pos + 1 - j0);  // positions in this block
-    const int8_t* v = reinterpret_cast<const int8_t*>(s.value_cache.get()) + value_index(c, s, job.layer, j0, int64_t(kv_head) * hd);
-    const float* p = scores + (j0 - start);
-    for (int i = 0; i < hd; ++i) {
-      float sum = 0.0f;
-      for (int j = 0; j < n; ++j) sum += p[j] * static_cast<float>(v[int64_t(i) * kValueBlock + j]);
-      out[i] += sum;
-    }
-    j0 += n;
-  }
-}
-
 // Query rows per attention block: many, so that each key and value read serves many queries, but
 // few enough that their scores (rows x context floats) stay about 4 MiB per worker. A multiple of
 // the query heads per KV head (whole tokens); at most a prefill batch of tokens.
@@ -160,9 +123,11 @@ int attention_block_rows(const Config& c, int context, int max_batch) {
 // [h0, h1) of its group at once: the scores of every query row against the keys the block sees as
 // one matrix–matrix product (the head's keys as the weight rows), masked (causal, sliding window)
 // and soft-maxed per row, then the weighted sums of values as one product per value block (the
-// block's channels as the weight rows). F32 and F16 caches.
+// block's channels as the weight rows). The int8 cache goes through the F32 kernels too: its keys
+// widened kDequantKeys at a time and its value blocks widened with their scales into `widened`
+// (the key scales multiply the scores).
 void attention_block(const AttentionJob& job, int t0, int t1, int kv_head, int h0, int h1, float* queries,
-                     float* scores, float* out) {
+                     float* scores, float* out, float* widened) {
   const Config& c = *job.config;
   const RunState& s = *job.state;
   const auto& k = kernels::active();
@@ -180,16 +145,32 @@ void attention_block(const AttentionJob& job, int t0, int t1, int kv_head, int h
                 s.qkv.get() + int64_t(t) * qkv_stride + int64_t(first_head) * hd, sizeof(float) * group * hd);
 
   const int64_t keys = key_index(c, s, job.layer, k0, kv_head);
-  if (s.kv_type == KvType::F32)
-    k.matmul_f32(s.key_cache.get() + keys, hd, queries, hd, scores, n_keys, n_keys, hd, rows, 0);
-  else
-    k.matmul_f16(reinterpret_cast<const uint16_t*>(s.key_cache.get()) + keys, hd, queries, hd, scores, n_keys,
-                 n_keys, hd, rows, 0);
+  // The int8 scales of this head at position r: scales[scale_offset + r * n_kv_heads].
+  const int64_t scale_offset = int64_t(job.layer) * s.context * c.n_kv_heads + kv_head;
+  switch (s.kv_type) {
+    case KvType::F32:
+      k.matmul_f32(s.key_cache.get() + keys, hd, queries, hd, scores, n_keys, n_keys, hd, rows, 0);
+      break;
+    case KvType::F16:
+      k.matmul_f16(reinterpret_cast<const uint16_t*>(s.key_cache.get()) + keys, hd, queries, hd, scores, n_keys,
+                   n_keys, hd, rows, 0);
+      break;
+    case KvType::Int8:
+      for (int j0 = 0; j0 < n_keys; j0 += kDequantKeys) {
+        const int n = std::min(kDequantKeys, n_keys - j0);
+        const int8_t* q8 = reinterpret_cast<const int8_t*>(s.key_cache.get()) + keys + int64_t(j0) * hd;
+        for (int64_t i = 0; i < int64_t(n) * hd; ++i) widened[i] = static_cast<float>(q8[i]);
+        k.matmul_f32(widened, hd, queries, hd, scores + j0, n_keys, n, hd, rows, 0);
+      }
+      break;
+  }
   for (int t = t0; t < t1; ++t) {
     const int pos = job.n_past + t;
     const int lo = first_visible(pos) - k0, hi = pos - k0 + 1;  // visible: [lo, hi)
     for (int g = 0; g < group; ++g) {
       float* row = scores + int64_t((t - t0) * group + g) * n_keys;
+      if (s.kv_type == KvType::Int8)
+        for (int j = lo; j < hi; ++j) row[j] *= s.key_scales.get()[scale_offset + int64_t(k0 + j) * c.n_kv_heads];
       for (int j = lo; j < hi; ++j) {
         float d = row[j] * c.query_scale;
         if (c.attn_softcap > 0) d = c.attn_softcap * std::tanh(d / c.attn_softcap);
@@ -205,11 +186,24 @@ void attention_block(const AttentionJob& job, int t0, int t1, int kv_head, int h
     const int n = std::min(kValueBlock - j0 % kValueBlock, k1 - j0);  // positions in this block
     const int64_t at = value_index(c, s, job.layer, j0, int64_t(kv_head) * hd);
     const float* p = scores + (j0 - k0);
-    if (s.kv_type == KvType::F32)
-      k.matmul_f32(s.value_cache.get() + at, kValueBlock, p, n_keys, out, hd, hd, n, rows, j0 > k0);
-    else
-      k.matmul_f16(reinterpret_cast<const uint16_t*>(s.value_cache.get()) + at, kValueBlock, p, n_keys, out, hd,
-                   hd, n, rows, j0 > k0);
+    switch (s.kv_type) {
+      case KvType::F32:
+        k.matmul_f32(s.value_cache.get() + at, kValueBlock, p, n_keys, out, hd, hd, n, rows, j0 > k0);
+        break;
+      case KvType::F16:
+        k.matmul_f16(reinterpret_cast<const uint16_t*>(s.value_cache.get()) + at, kValueBlock, p, n_keys, out, hd,
+                     hd, n, rows, j0 > k0);
+        break;
+      case KvType::Int8: {
+        const int8_t* q8 = reinterpret_cast<const int8_t*>(s.value_cache.get()) + at;
+        const float* scales = s.value_scales.get() + scale_offset + int64_t(j0) * c.n_kv_heads;
+        for (int i = 0; i < hd; ++i)
+          for (int j = 0; j < n; ++j)
+            widened[i * n + j] = static_cast<float>(q8[int64_t(i) * kValueBlock + j]) * scales[int64_t(j) * c.n_kv_heads];
+        k.matmul_f32(widened, n, p, n_keys, out, hd, hd, n, rows, j0 > k0);
+        break;
+      }
+    }
     j0 += n;
   }
   for (int t = t0; t < t1; ++t)
@@ -270,9 +264,7 @@ void forward(Model::Impl& m, RunState& s, const int* tokens, int n, int n_past,
       store_kv(c, s, l, pos, key, value);
     }
     AttentionJob job{&c, &s, l, n, n_past};
-    // F32 and F16 caches by blocks of tokens x one KV head (attention_block), Int8 by (token,
-    // head) pairs.
-    const bool blocks = s.kv_type != KvType::Int8;
+    // By blocks of tokens x one KV head (attention_block).
     const int group = c.n_heads / c.n_kv_heads;
     const int block_tokens = s.attention_rows / group;
     const int64_t n_blocks = (n + block_tokens - 1) / block_tokens;
@@ -285,24 +277,19 @@ void forward(Model::Impl& m, RunState& s, const int* tokens, int n, int n_past,
     const int split_heads = (group + splits - 1) / splits;
     auto attend = [&](int thread, int n_threads) {
       float* scores = s.scores.get() + int64_t(thread) * s.attention_rows * s.context;
+      float* queries = s.attention_queries.get() + int64_t(thread) * s.attention_rows * hd;
+      float* out = s.attention_out.get() + int64_t(thread) * s.attention_rows * hd;
+      float* widened = s.attention_widened.get() + int64_t(thread) * kDequantKeys * hd;
       int64_t begin, end;
-      if (blocks) {
-        float* queries = s.attention_queries.get() + int64_t(thread) * s.attention_rows * hd;
-        float* out = s.attention_out.get() + int64_t(thread) * s.attention_rows * hd;
-        ThreadPool::split(pairs * splits, 1, thread, n_threads, &begin, &end);
-        for (int64_t i = begin; i < end; ++i) {
-          const int t0 = static_cast<int>(i / (int64_t(c.n_kv_heads) * splits)) * block_tokens;
-          const int kv_head = static_cast<int>(i / splits % c.n_kv_heads);
-          const int h0 = static_cast<int>(i % splits) * split_heads;
-          if (h0 < group)
-            attention_block(job, t0, std::min(n, t0 + block_tokens), kv_head, h0, std::min(group, h0 + split_heads),
-                            queries, scores, out);
-        }
-        return;
+      ThreadPool::split(pairs * splits, 1, thread, n_threads, &begin, &end);
+      for (int64_t i = begin; i < end; ++i) {
+        const int t0 = static_cast<int>(i / (int64_t(c.n_kv_heads) * splits)) * block_tokens;
+        const int kv_head = static_cast<int>(i / splits % c.n_kv_heads);
+        const int h0 = static_cast<int>(i % splits) * split_heads;
+        if (h0 < group)
+          attention_block(job, t0, std::min(n, t0 + block_tokens), kv_head, h0, std::min(group, h0 + split_heads),
+                          queries, scores, out, widened);
       }
-      ThreadPool::split(int64_t(n) * c.n_heads, 1, thread, n_threads, &begin, &end);
-      for (int64_t i = begin; i < end; ++i)
-        attention_head_int8(job, static_cast<int>(i / c.n_heads), static_cast<int>(i % c.n_heads), scores);
     };
     // Waking the workers costs more than a little attention (tiny models, short contexts).
     const int64_t attention_work = int64_t(n) * c.n_heads * (n_past + n) * hd;
@@ -401,7 +388,8 @@ bool allocate_attention_scratch(const Config& c, int threads, RunState* s) {
   s->attention_rows = attention_block_rows(c, s->context, s->max_batch);
   const uint64_t rows = uint64_t(threads) * uint64_t(s->attention_rows);
   return s->scores.allocate(rows * uint64_t(s->context)) && s->attention_queries.allocate(rows * c.head_dim) &&
-         s->attention_out.allocate(rows * c.head_dim);
+         s->attention_out.allocate(rows * c.head_dim) &&
+         s->attention_widened.allocate(uint64_t(threads) * kDequantKeys * c.head_dim);
 }
 
 void release_batch_scratch(RunState* s) {

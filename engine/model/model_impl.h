@@ -125,6 +125,7 @@ struct RunState {
   LargeBuffer scores;             // [threads, attention_rows, context]
   LargeBuffer attention_queries;  // [threads, attention_rows, head_dim]
   LargeBuffer attention_out;      // [threads, attention_rows, head_dim]
+  LargeBuffer attention_widened;  // int8 cache: [threads, 256, head_dim] keys or a value block as floats
   LargeBuffer logits;  // [vocab] logits of the last token
   // The KV cache in elements of kv_type — float (F32), FP16 bits (F16, read as uint16_t) or int8_t
   // (Int8, read through the scales below). Keys: [n_layers, n_kv_heads, context, head_dim].

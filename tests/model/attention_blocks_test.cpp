@@ -62,6 +62,7 @@ TEST(AttentionBlocks, TinyLlama31LongContextMatchesShort) {
   MAGNETAR_REQUIRE_TESTDATA("models/tiny-llama31");
   expect_blocks_agree("models/tiny-llama31", KvType::F32);
   expect_blocks_agree("models/tiny-llama31", KvType::F16);
+  expect_blocks_agree("models/tiny-llama31", KvType::Int8);
 }
 
 // Sliding-window layers (a window of 8): blocks whose first visible key is past 0.
