@@ -1,9 +1,10 @@
-; matmul_avx2.asm — prefill kernels on AVX2 + FMA + F16C. The weight matrix is processed in
+; matmul_avx2.asm — matrix products on AVX2 + FMA + F16C. For prefill, the weight matrix is processed in
 ; panels of 16 rows x kc columns: a panel is widened to FP32 and transposed ONCE into a small
 ; L1-resident buffer (panel[k*16 + r]), then a 16-row x 6-token register tile streams through
 ; it: per column k, two panel loads and six broadcasts of x feed twelve FMAs into twelve
 ; independent accumulators. The C++ driver (engine/kernels/asm_table.cpp) walks panels and
-; column blocks and handles row / column tails. Contracts in asm/README.md.
+; column blocks and handles row / column tails. For a few tokens, no panel: "Few tokens" below.
+; Contracts in asm/README.md.
 
 %include "abi.inc"
 
@@ -237,4 +238,219 @@ FUNCTION matmul_panel16_avx2, 8, 13, 16
 .t5:
   TILE 5
 .done:
+  RET
+
+; ---- Few tokens: no panel ------------------------------------------------------------------------
+; A product of 1..4 tokens reads each weight row once, straight from w: packing a panel costs a
+; pass over it that only a few tokens would share (decode attention: a token's few query heads
+; against a head's keys and value blocks). Rows go in pairs, one sequential stream, two loads of
+; w per eight columns serving 2 x T FMAs; each output's eight lanes are summed at the end.
+
+; ROWS_STEP element size, T, u: column step g12 + 8u of the row pair (w rows at g0 and g11; x of
+; tokens 0..3 at g2, g13, g14, g10) into accumulator set u. Set 0: ymm(t) row 0, ymm(4 + t) row 1
+; of token t; set 1 (T <= 2 only: twice the independent FMA chains), ymm(2 + t) and ymm(6 + t).
+%macro ROWS_STEP 3
+  %if %1 == 2
+    vcvtph2ps ymm8, [g0 + g12 * 2 + 16 * %3]
+    vcvtph2ps ymm9, [g11 + g12 * 2 + 16 * %3]
+  %else
+    vmovups ymm8, [g0 + g12 * 4 + 32 * %3]
+    vmovups ymm9, [g11 + g12 * 4 + 32 * %3]
+  %endif
+  %assign %%t 0
+  %rep %2
+    %if %%t == 0
+      vmovups ymm10, [g2 + g12 * 4 + 32 * %3]
+    %elif %%t == 1
+      vmovups ymm10, [g13 + g12 * 4 + 32 * %3]
+    %elif %%t == 2
+      vmovups ymm10, [g14 + g12 * 4 + 32 * %3]
+    %else
+      vmovups ymm10, [g10 + g12 * 4 + 32 * %3]
+    %endif
+    %assign %%r0 %%t + 2 * %3
+    %assign %%r1 4 + %%t + 2 * %3
+    vfmadd231ps ymm%[%%r0], ymm8, ymm10
+    vfmadd231ps ymm%[%%r1], ymm9, ymm10
+    %assign %%t %%t + 1
+  %endrep
+%endmacro
+
+; ROWS_YADDR t: g8 = the address of token t's output for the pair (g4 + t * ldy bytes)
+%macro ROWS_YADDR 1
+  %if %1 == 0
+    mov g8, g4
+  %elif %1 == 1
+    lea g8, [g4 + g5]
+  %elif %1 == 2
+    lea g8, [g4 + g5 * 2]
+  %else
+    lea g8, [g4 + g5 * 2]
+    add g8, g5
+  %endif
+%endmacro
+
+; ROWS_STORE T, single: the pair's sums to y, added to y's values when g9 (accumulate) is set;
+; single: only row 0 is real (the odd last row, computed twice), so only its outputs are written.
+; Tokens t, t + 1 together: reduce.inc's REDUCE4 pattern gives [y(t, r0), y(t, r1), y(t + 1, r0),
+; y(t + 1, r1)].
+%macro ROWS_STORE 2
+  %assign %%t 0
+  %rep (%1 + 1) / 2
+    %assign %%a %%t
+    %assign %%b 4 + %%t
+    %if %%t + 1 < %1
+      %assign %%c %%t + 1
+      %assign %%d 5 + %%t
+      vhaddps ymm%[%%a], ymm%[%%a], ymm%[%%b]
+      vhaddps ymm%[%%c], ymm%[%%c], ymm%[%%d]
+      vhaddps ymm%[%%a], ymm%[%%a], ymm%[%%c]
+      vextractf128 xmm11, ymm%[%%a], 1
+      vaddps xmm%[%%a], xmm%[%%a], xmm11
+    %else                                        ; a last odd token: [y(t, r0), y(t, r1)] twice
+      vhaddps ymm%[%%a], ymm%[%%a], ymm%[%%b]
+      vextractf128 xmm11, ymm%[%%a], 1
+      vaddps xmm%[%%a], xmm%[%%a], xmm11
+      vhaddps xmm%[%%a], xmm%[%%a], xmm%[%%a]
+    %endif
+    ROWS_YADDR %%t
+    %if %%t + 1 < %1
+      lea g12, [g8 + g5]                         ; token t + 1
+    %endif
+    test g9, g9
+    jz %%plain %+ %%t
+    %if %2
+      vmovss xmm11, [g8]
+      %if %%t + 1 < %1
+        vinsertps xmm11, xmm11, [g12], 0x20      ; into lane 2
+      %endif
+    %else
+      vmovsd xmm11, [g8]
+      %if %%t + 1 < %1
+        vmovhps xmm11, xmm11, [g12]
+      %endif
+    %endif
+    vaddps xmm%[%%a], xmm%[%%a], xmm11
+  %%plain %+ %%t:
+    %if %2
+      vmovss [g8], xmm%[%%a]
+      %if %%t + 1 < %1
+        vextractps [g12], xmm%[%%a], 2
+      %endif
+    %else
+      vmovlps [g8], xmm%[%%a]
+      %if %%t + 1 < %1
+        vmovhps [g12], xmm%[%%a]
+      %endif
+    %endif
+    %assign %%t %%t + 2
+  %endrep
+%endmacro
+
+; ROWS_PASS element size, T, single: one row pair (single: the row at g0 twice) through all
+; g7 columns, then its outputs.
+%macro ROWS_PASS 3
+  %assign %%a 0
+  %rep 8
+    vxorps xmm%[%%a], xmm%[%%a], xmm%[%%a]
+    %assign %%a %%a + 1
+  %endrep
+  %if %3
+    mov g11, g0
+  %else
+    lea g11, [g0 + g1]
+  %endif
+  xor g12, g12
+  %if %2 <= 2                                    ; 16 columns per iteration, two sets
+    mov g8, g7
+    and g8, -16
+    jz %%tail8
+    align 16
+  %%cols2:
+    ROWS_STEP %1, %2, 0
+    ROWS_STEP %1, %2, 1
+    add g12, 16
+    cmp g12, g8
+    jb %%cols2
+  %%tail8:
+    cmp g12, g7
+    jae %%fold
+    ROWS_STEP %1, %2, 0
+  %%fold:
+    %assign %%t 0
+    %rep %2
+      %assign %%s %%t + 2
+      %assign %%r %%t + 4
+      %assign %%q %%t + 6
+      vaddps ymm%[%%t], ymm%[%%t], ymm%[%%s]
+      vaddps ymm%[%%r], ymm%[%%r], ymm%[%%q]
+      %assign %%t %%t + 1
+    %endrep
+  %else
+    align 16
+  %%cols:
+    ROWS_STEP %1, %2, 0
+    add g12, 8
+    cmp g12, g7
+    jb %%cols
+  %endif
+  ROWS_STORE %2, %3
+%endmacro
+
+; ROWS_BODY element size, T: every row of the call for T tokens.
+%macro ROWS_BODY 2
+%%pairs:
+  cmp g6, 2
+  jb %%last
+  ROWS_PASS %1, %2, 0
+  lea g0, [g0 + g1 * 2]
+  add g4, 8
+  sub g6, 2
+  jmp %%pairs
+%%last:
+  test g6, g6
+  jz %%done
+  ROWS_PASS %1, %2, 1
+%%done:
+%endmacro
+
+; ROWS_KERNEL element size: the function body. In: g0 w, g1 ldw, g2 x, g3 ldx, g4 y, g5 ldy,
+; g6 rows, g7 cols, g8 n_tokens, g9 accumulate (strides in elements).
+%macro ROWS_KERNEL 1
+  imul g1, g1, %1                  ; ldw in bytes
+  shl g3, 2                        ; ldx in bytes
+  shl g5, 2                        ; ldy in bytes
+  lea g13, [g2 + g3]               ; x of token 1
+  lea g14, [g2 + g3 * 2]           ; x of token 2
+  lea g10, [g14 + g3]              ; x of token 3
+  cmp g8, 2
+  jb .t1
+  je .t2
+  cmp g8, 3
+  je .t3
+  ROWS_BODY %1, 4
+  jmp .done
+.t3:
+  ROWS_BODY %1, 3
+  jmp .done
+.t2:
+  ROWS_BODY %1, 2
+  jmp .done
+.t1:
+  ROWS_BODY %1, 1
+.done:
+%endmacro
+
+; void magnetar_matmul_rows_f32_avx2(const float* w, int64_t ldw, const float* x, int64_t ldx,
+;                                    float* y, int64_t ldy, int64_t rows, int64_t cols,
+;                                    int64_t n_tokens, int64_t accumulate)
+; For t < n_tokens, r < rows: y[t*ldy + r] = (accumulate ? y[t*ldy + r] : 0) + w_r . x_t, each dot
+; in eight lanes over k (in order) summed at the end. cols % 8 == 0, cols > 0; 1 <= n_tokens <= 4;
+; rows >= 0. No alignment needed. _f16: w in FP16 (widened exactly), the same contract.
+FUNCTION matmul_rows_f32_avx2, 10, 15, 12
+  ROWS_KERNEL 4
+  RET
+
+FUNCTION matmul_rows_f16_avx2, 10, 15, 12
+  ROWS_KERNEL 2
   RET

@@ -23,6 +23,12 @@ void magnetar_pack_f32_panel16_avx2(const float* w, int64_t ldw, float* panel, i
 void magnetar_matmul_panel16_avx2(const float* panel, int64_t kc, const float* x, int64_t ldx,
                                   float* y, int64_t ldy, int64_t n_tokens,
                                   int64_t accumulate);  // kc >= 1
+void magnetar_matmul_rows_f32_avx2(const float* w, int64_t ldw, const float* x, int64_t ldx, float* y,
+                                   int64_t ldy, int64_t rows, int64_t cols, int64_t n_tokens,
+                                   int64_t accumulate);  // cols % 8 == 0, cols > 0, 1 <= n_tokens <= 4
+void magnetar_matmul_rows_f16_avx2(const uint16_t* w, int64_t ldw, const float* x, int64_t ldx, float* y,
+                                   int64_t ldy, int64_t rows, int64_t cols, int64_t n_tokens,
+                                   int64_t accumulate);  // same contract
 
 // probe_avx2.asm (benchmarks only)
 void magnetar_read_sum_avx2(const float* p, int64_t n, float* out);  // n % 64 == 0, out[8]

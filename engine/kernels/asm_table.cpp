@@ -1,7 +1,7 @@
 // The AVX2 + FMA + F16C float ops, the asm tables' float half (tables.h): thin wrappers that give
 // every NASM kernel the "any size" contract of kernels.h — the asm does the aligned bulk, the
-// reference twins the tails — and the prefill driver that walks 16-row panels and column blocks
-// (asm/matmul_avx2.asm).
+// reference twins the tails — and the drivers of asm/matmul_avx2.asm: 16-row panels and column
+// blocks for prefill, row pairs for a few tokens.
 #include <cassert>
 #include <cstring>
 
@@ -26,8 +26,15 @@ constexpr int64_t kTileTokens = 6;
 // matvec_f16 switches from 4 to 8 weight streams per pass once x (cols * 4 bytes) outgrows this
 // share of L1: with 8 streams each x load feeds 8 rows (asm/README.md has the measurements).
 constexpr int64_t kMatvecX8MinCols = 3072;
-// Below this many tokens, packing a panel costs more than it saves: run matvec per token.
-constexpr int64_t kMatmulMinTokens = 4;
+// One token goes through matvec (its weight streams); a few through matmul_rows (each weight row
+// read straight from w, once per kRowsTokens tokens: packing a panel costs more than a few tokens
+// save); more through the packed panels. "A few": up to kFewTokens, or kFewTokensShortRows when
+// rows are at most kShortRowCols long (a head's keys or value block: there the panels' packing
+// and output copies weigh most). Measured, asm/README.md "matmul_rows".
+constexpr int64_t kFewTokens = 4;
+constexpr int64_t kFewTokensShortRows = 8;
+constexpr int64_t kShortRowCols = 256;
+constexpr int64_t kRowsTokens = 4;  // tokens per call of magnetar_matmul_rows_*
 
 // kStreams: the F16 weight streams per pass, 4 or 8, or 0 for the built-in rule by width
 // (decode tuning, magnetar/tuning.h, may fix it for the machine).
@@ -73,6 +80,35 @@ void matvec_rows(const W* w, int64_t ldw, const float* x, float* y, int64_t rows
     matvec_of<W, kStreams>(w + r0 * ldw, ldw, x, sums, n, cols);
     for (int64_t r = 0; r < n; ++r) y[r0 + r] += sums[r];
   }
+}
+
+// y[t] (+)= w x_t for a few tokens (matmul_any says how few; asm/matmul_avx2.asm, "Few tokens"):
+// passes of kRowsTokens tokens, column tails (< 8) added per output.
+template <class W>
+void matmul_rows(const W* w, int64_t ldw, const float* x, int64_t ldx, float* y, int64_t ldy,
+                 int64_t rows, int64_t cols, int64_t n_tokens, int64_t accumulate) {
+  const int64_t bulk = cols & ~int64_t{7};
+  if (bulk == 0) {
+    if constexpr (sizeof(W) == 2)
+      return ref::matmul_f16(w, ldw, x, ldx, y, ldy, rows, cols, n_tokens, accumulate);
+    else
+      return ref::matmul_f32(w, ldw, x, ldx, y, ldy, rows, cols, n_tokens, accumulate);
+  }
+  for (int64_t t0 = 0; t0 < n_tokens; t0 += kRowsTokens) {  // a pass over w per kRowsTokens
+    const int64_t tokens = n_tokens - t0 < kRowsTokens ? n_tokens - t0 : kRowsTokens;
+    if constexpr (sizeof(W) == 2)
+      magnetar_matmul_rows_f16_avx2(w, ldw, x + t0 * ldx, ldx, y + t0 * ldy, ldy, rows, bulk, tokens, accumulate);
+    else
+      magnetar_matmul_rows_f32_avx2(w, ldw, x + t0 * ldx, ldx, y + t0 * ldy, ldy, rows, bulk, tokens, accumulate);
+  }
+  if (bulk == cols) return;
+  for (int64_t t = 0; t < n_tokens; ++t)
+    for (int64_t r = 0; r < rows; ++r) {
+      if constexpr (sizeof(W) == 2)
+        y[t * ldy + r] += ref::dot_f16_f32(w + r * ldw + bulk, x + t * ldx + bulk, cols - bulk);
+      else
+        y[t * ldy + r] += ref::dot_f32_f32(w + r * ldw + bulk, x + t * ldx + bulk, cols - bulk);
+    }
 }
 
 // Packs rows [r0, r0 + 16) x columns [k0, k0 + kc) of w into panel[k * 16 + r].
@@ -147,11 +183,9 @@ void matmul_any(const W* w, int64_t ldw, const float* x, int64_t ldx, float* y, 
     else
       return ref::matmul_f32(w, ldw, x, ldx, y, ldy, rows, cols, n_tokens, accumulate);
   }
-  if (n_tokens < kMatmulMinTokens) {
-    for (int64_t t = 0; t < n_tokens; ++t)
-      matvec_rows<W, kStreams>(w, ldw, x + t * ldx, y + t * ldy, rows, cols, accumulate);
-    return;
-  }
+  if (n_tokens == 1) return matvec_rows<W, kStreams>(w, ldw, x, y, rows, cols, accumulate);
+  if (n_tokens <= (cols <= kShortRowCols ? kFewTokensShortRows : kFewTokens))
+    return matmul_rows(w, ldw, x, ldx, y, ldy, rows, cols, n_tokens, accumulate);
   matmul_panels<W, kStreams>(w, ldw, x, ldx, y, ldy, rows, cols, n_tokens, accumulate);
 }
 

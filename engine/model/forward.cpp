@@ -68,12 +68,14 @@ int64_t key_index(const Config& c, const RunState& s, int layer, int64_t pos, in
   return ((int64_t(layer) * c.n_kv_heads + kv_head) * s.context + pos) * c.head_dim;
 }
 
-// Element index of value channel `channel` (< kv_dim) at position pos: blocks of kValueBlock
-// positions, each block channel-major ([kv_dim, kValueBlock]), so that the weighted sum of a head's
-// values over a block is one matrix product with the block's channels as the weight rows.
+// Element index of value channel `channel` (< kv_dim) at position pos: head-major like the keys,
+// each head's positions in blocks of kValueBlock, each block channel-major ([head_dim,
+// kValueBlock]) — the weighted sum of a head's values over a block is one matrix product with the
+// block's channels as the weight rows, and a head's blocks follow each other, one stream.
 int64_t value_index(const Config& c, const RunState& s, int layer, int64_t pos, int64_t channel) {
-  const int64_t block = int64_t(layer) * value_blocks(s.context) + pos / kValueBlock;
-  return (block * c.kv_dim + channel) * kValueBlock + pos % kValueBlock;
+  const int64_t head = channel / c.head_dim;
+  const int64_t block = (int64_t(layer) * c.n_kv_heads + head) * value_blocks(s.context) + pos / kValueBlock;
+  return (block * c.head_dim + channel % c.head_dim) * kValueBlock + pos % kValueBlock;
 }
 
 // Writes one position's keys and values into the cache in its element type.
@@ -82,11 +84,14 @@ void store_kv(const Config& c, RunState& s, int layer, int pos, const float* key
   const int64_t key_head_stride = int64_t(s.context) * hd;  // key_index(h + 1) - key_index(h)
   const int64_t keys = key_index(c, s, layer, pos, 0);
   const int64_t values = value_index(c, s, layer, pos, 0);
+  const int64_t value_head_stride = int64_t(value_blocks(s.context)) * hd * kValueBlock;  // per head
   switch (s.kv_type) {
     case KvType::F32:
       for (int h = 0; h < c.n_kv_heads; ++h)
         std::memcpy(s.key_cache.get() + keys + h * key_head_stride, key + int64_t(h) * hd, sizeof(float) * hd);
-      for (int i = 0; i < c.kv_dim; ++i) s.value_cache.get()[values + int64_t(i) * kValueBlock] = value[i];
+      for (int h = 0; h < c.n_kv_heads; ++h)
+        for (int i = 0; i < hd; ++i)
+          s.value_cache.get()[values + h * value_head_stride + int64_t(i) * kValueBlock] = value[h * hd + i];
       break;
     case KvType::F16: {
       auto* key_cache = reinterpret_cast<uint16_t*>(s.key_cache.get());
@@ -94,8 +99,10 @@ void store_kv(const Config& c, RunState& s, int layer, int pos, const float* key
       for (int h = 0; h < c.n_kv_heads; ++h)
         for (int i = 0; i < hd; ++i)
           key_cache[keys + h * key_head_stride + i] = kernels::f32_to_f16_scalar(key[int64_t(h) * hd + i]);
-      for (int i = 0; i < c.kv_dim; ++i)
-        value_cache[values + int64_t(i) * kValueBlock] = kernels::f32_to_f16_scalar(value[i]);
+      for (int h = 0; h < c.n_kv_heads; ++h)
+        for (int i = 0; i < hd; ++i)
+          value_cache[values + h * value_head_stride + int64_t(i) * kValueBlock] =
+              kernels::f32_to_f16_scalar(value[h * hd + i]);
       break;
     }
     case KvType::Int8: {
@@ -103,7 +110,7 @@ void store_kv(const Config& c, RunState& s, int layer, int pos, const float* key
       quantize_kv_int8(key, c.n_kv_heads, hd, reinterpret_cast<int8_t*>(s.key_cache.get()) + keys, key_head_stride,
                        1, s.key_scales.get() + scale_row);
       quantize_kv_int8(value, c.n_kv_heads, hd, reinterpret_cast<int8_t*>(s.value_cache.get()) + values,
-                       int64_t(hd) * kValueBlock, kValueBlock, s.value_scales.get() + scale_row);
+                       value_head_stride, kValueBlock, s.value_scales.get() + scale_row);
       break;
     }
   }

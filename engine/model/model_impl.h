@@ -129,8 +129,8 @@ struct RunState {
   LargeBuffer logits;  // [vocab] logits of the last token
   // The KV cache in elements of kv_type — float (F32), FP16 bits (F16, read as uint16_t) or int8_t
   // (Int8, read through the scales below). Keys: [n_layers, n_kv_heads, context, head_dim].
-  // Values: [n_layers, value_blocks(context), kv_dim, kValueBlock], a block's positions side by
-  // side per channel (forward.cpp key_index, value_index).
+  // Values: [n_layers, n_kv_heads, value_blocks(context), head_dim, kValueBlock], a block's
+  // positions side by side per channel (forward.cpp key_index, value_index).
   KvType kv_type = KvType::F32;
   LargeBuffer key_cache;
   LargeBuffer value_cache;

@@ -29,6 +29,15 @@ namespace {
 
 constexpr float kSentinel = -31337.f;
 
+// An F16 or F32 weight as the kernels read it.
+template <class W>
+float weight_value(W v) {
+  if constexpr (sizeof(W) == 2)
+    return kernels::f16_to_f32_scalar(v);
+  else
+    return v;
+}
+
 template <class T>
 int64_t as_arg(T v) {
   if constexpr (std::is_pointer_v<T>)
@@ -171,12 +180,7 @@ void check_pack(std::mt19937& rng) {
         CHECKED_CALL(magnetar_pack_f32_panel16_avx2, w.data() + 1, ldw, panel.data(), kc);
       for (int64_t k = 0; k < kc; ++k)
         for (int64_t r = 0; r < 16; ++r) {
-          const W v = w[static_cast<size_t>(1 + r * ldw + k)];
-          float want;
-          if constexpr (sizeof(W) == 2)
-            want = kernels::f16_to_f32_scalar(v);
-          else
-            want = v;
+          const float want = weight_value(w[static_cast<size_t>(1 + r * ldw + k)]);
           ASSERT_EQ(panel[static_cast<size_t>(k * 16 + r)], want) << "kc=" << kc << " k=" << k << " r=" << r;
         }
       for (size_t i = static_cast<size_t>(16 * kc); i < panel.size(); ++i) ASSERT_EQ(panel[i], kSentinel);
@@ -220,6 +224,61 @@ TEST_F(CheckAsm, MatmulPanel16) {
           }
         ASSERT_EQ(y.back(), kSentinel);
       }
+}
+
+// The few-token products: every row count's pairs and odd last row, 1..4 tokens, padded strides,
+// odd (unaligned) bases; y's gaps between tokens and around the call stay sentinels.
+template <class W>
+void check_matmul_rows(std::mt19937& rng) {
+  for (int64_t cols : {8, 16, 64, 72, 264})
+    for (int64_t rows : {0, 1, 2, 3, 4, 5, 9, 17})
+      for (int64_t n_tokens : {1, 2, 3, 4})
+        for (int64_t accumulate : {0, 1}) {
+          const int64_t ldw = cols + 3, ldx = cols + 5, ldy = rows + 2;
+          std::vector<W> w;
+          if constexpr (sizeof(W) == 2)
+            w = random_halves(rng, rows * ldw + 1, -1.f, 1.f);
+          else
+            w = random_floats(rng, rows * ldw + 1, -1.f, 1.f);
+          auto x = random_floats(rng, n_tokens * ldx + 1, -1.f, 1.f);
+          auto y0 = random_floats(rng, n_tokens * ldy + 2, -1.f, 1.f);
+          for (int64_t t = 0; t < n_tokens; ++t)
+            for (int64_t r = rows; r < ldy; ++r) y0[static_cast<size_t>(1 + t * ldy + r)] = kSentinel;
+          y0.front() = kSentinel;
+          y0.back() = kSentinel;
+          std::vector<float> y(y0);
+          if constexpr (sizeof(W) == 2)
+            CHECKED_CALL(magnetar_matmul_rows_f16_avx2, w.data() + 1, ldw, x.data() + 1, ldx, y.data() + 1, ldy, rows,
+                         cols, n_tokens, accumulate);
+          else
+            CHECKED_CALL(magnetar_matmul_rows_f32_avx2, w.data() + 1, ldw, x.data() + 1, ldx, y.data() + 1, ldy, rows,
+                         cols, n_tokens, accumulate);
+          ASSERT_EQ(y.front(), kSentinel);
+          ASSERT_EQ(y.back(), kSentinel);
+          for (int64_t t = 0; t < n_tokens; ++t)
+            for (int64_t r = 0; r < ldy; ++r) {
+              const size_t i = static_cast<size_t>(1 + t * ldy + r);
+              if (r >= rows) {
+                ASSERT_EQ(y[i], kSentinel) << "wrote into the ldy gap";
+                continue;
+              }
+              double exact = accumulate ? y0[i] : 0.0, sum_abs = accumulate ? std::fabs(y0[i]) : 0.0;
+              for (int64_t k = 0; k < cols; ++k) {
+                const double p = static_cast<double>(weight_value(w[static_cast<size_t>(1 + r * ldw + k)])) *
+                                  x[static_cast<size_t>(1 + t * ldx + k)];
+                exact += p;
+                sum_abs += std::fabs(p);
+              }
+              ASSERT_NEAR(y[i], exact, matmul_budget(cols + 1, sum_abs))
+                  << "cols=" << cols << " rows=" << rows << " tokens=" << n_tokens << " t=" << t << " r=" << r
+                  << " acc=" << accumulate;
+            }
+        }
+}
+
+TEST_F(CheckAsm, MatmulRows) {
+  check_matmul_rows<float>(rng);
+  check_matmul_rows<uint16_t>(rng);
 }
 
 TEST_F(CheckAsm, VectorOpsAgainstTwins) {

@@ -135,7 +135,8 @@ TEST_P(KernelTableTest, MatmulF16MatchesOracle) {
 
 TEST_P(KernelTableTest, MatmulAccumulatesIntoY) {
   // The column stripes of a striped matrix (ops/ops.h) add their sums to y; every path of the
-  // driver: per-token matvec (< 4 tokens), panels, row tails, column tails.
+  // driver: matvec (1 token), row pairs (a few tokens: asm_table.cpp kFewTokens), panels, row
+  // tails, column tails.
   for (int64_t n_tokens : {1, 3, 4, 7, 13})
     for (int64_t rows : {1, 9, 16, 33})
       for (int64_t cols : {5, 64, 257}) {
