@@ -276,20 +276,6 @@ FUNCTION matmul_panel16_avx2, 8, 13, 16
   %endrep
 %endmacro
 
-; ROWS_YADDR t: g8 = the address of token t's output for the pair (g4 + t * ldy bytes)
-%macro ROWS_YADDR 1
-  %if %1 == 0
-    mov g8, g4
-  %elif %1 == 1
-    lea g8, [g4 + g5]
-  %elif %1 == 2
-    lea g8, [g4 + g5 * 2]
-  %else
-    lea g8, [g4 + g5 * 2]
-    add g8, g5
-  %endif
-%endmacro
-
 ; ROWS_STORE T, single: the pair's sums to y, added to y's values when g9 (accumulate) is set;
 ; single: only row 0 is real (the odd last row, computed twice), so only its outputs are written.
 ; Tokens t, t + 1 together: reduce.inc's REDUCE4 pattern gives [y(t, r0), y(t, r1), y(t + 1, r0),
@@ -313,7 +299,11 @@ FUNCTION matmul_panel16_avx2, 8, 13, 16
       vaddps xmm%[%%a], xmm%[%%a], xmm11
       vhaddps xmm%[%%a], xmm%[%%a], xmm%[%%a]
     %endif
-    ROWS_YADDR %%t
+    %if %%t == 0                                 ; g8 = token t's outputs of the pair
+      mov g8, g4
+    %else
+      lea g8, [g4 + g5 * 2]
+    %endif
     %if %%t + 1 < %1
       lea g12, [g8 + g5]                         ; token t + 1
     %endif

@@ -84,7 +84,7 @@ void store_kv(const Config& c, RunState& s, int layer, int pos, const float* key
   const int64_t key_head_stride = int64_t(s.context) * hd;  // key_index(h + 1) - key_index(h)
   const int64_t keys = key_index(c, s, layer, pos, 0);
   const int64_t values = value_index(c, s, layer, pos, 0);
-  const int64_t value_head_stride = int64_t(value_blocks(s.context)) * hd * kValueBlock;  // per head
+  const int64_t value_head_stride = int64_t(value_blocks(s.context)) * hd * kValueBlock;  // per KV head, as above
   switch (s.kv_type) {
     case KvType::F32:
       for (int h = 0; h < c.n_kv_heads; ++h)
