@@ -18,11 +18,14 @@ namespace fs = std::filesystem;
 class PlannedSourceTest : public ::testing::Test {
  protected:
   void SetUp() override {
+    MAGNETAR_REQUIRE_TESTDATA("stories260K-hf/f32");
     root_ = make_temp_dir("planned-source");
     source_ = root_ + "/src";
     copy_folder(testdata_path("stories260K-hf/f32"), source_);
   }
-  void TearDown() override { remove_tree(root_); }
+  void TearDown() override {
+    if (!root_.empty()) remove_tree(root_);  // empty: skipped before SetUp made it
+  }
 
   // Rewrites config.json's rms_norm_eps text (`from` → `to`), keeping its modification time
   // when `keep_time`.
