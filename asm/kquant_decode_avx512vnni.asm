@@ -323,3 +323,210 @@ FUNCTION matvec_q6_k_r4_avx512vnni, 5, KD_GPRS, 16
 ; ------------------------------------------------------------------------------------------------
 FUNCTION matvec_iq4_xs_r4_avx512vnni, 5, KD_GPRS, 16
   KDECODE_MATVEC 136, IQ4V_SETUP, IQ4V_PREP, IQ4V_ROW, 0, 64
+
+; ---- Q2_K / Q3_K --------------------------------------------------------------------------------
+; Q2_K block (84 bytes): scales[16] (low nibble the scale, high nibble the min of 16 values),
+; qs[64], d, dmin. Q3_K (110): hmask[32], qs[64], scales[12] (16 packed 6-bit scales), d. Value l
+; (0..31) of run r (0..7) is the 2-bit field at bit 2 (r % 4) of qs[32 (r / 4) + l] (Q3_K: plus
+; bit r of hmask[l] as 4), so one 64-byte load of qs, shifted right by 2s and masked, holds runs s
+; (bytes 0..31) | 4 + s (32..63): 128-bit lanes = sub-blocks 2s, 2s + 1 | 8 + 2s, 9 + 2s. The
+; activation is rearranged to match once per block (zmm16 + s = x of runs s | 4 + s). Per step s:
+; vpmaddubsw of the unsigned values (Q2_K 0..3, Q3_K q + 4h = 0..7) with x, vpdpwssd with the
+; lane's scale word (vpermw of the row's 16 scale words). Q2_K's mins term is formed for the four
+; rows at once in Q2KV_PREP (the skeleton's xmm11); Q3_K's -4 comes off as
+; 4 (sc . bsums), as in the AVX2 kernel. Exact: the pairs stay below 2^11.
+; Registers: zmm10 = 0x03, zmm20 = 0x04 (Q3_K), zmm21..24 = the vpermw scale indices of steps
+; 0..3, ymm8 / ymm9 = Q2_K's scale nibbles of rows 0 | 2 and 1 | 3 (Q2KV_PREP).
+
+RODATA
+align 64
+; step s: lane 0 takes scale word 2s, lane 1 2s + 1, lane 2 8 + 2s, lane 3 9 + 2s (vpermw indices)
+%assign s 0
+%rep 4
+q23v_scale_%[s]:
+  times 8 dw 2 * s
+  times 8 dw 2 * s + 1
+  times 8 dw 8 + 2 * s
+  times 8 dw 9 + 2 * s
+%assign s s + 1
+%endrep
+; Q3_K scales, per 128-bit lane = a row's bytes 94..109 (scales[i] at 2 + i): bytes 0..7 and 8..15
+; of q3v_low_src take scales[0..7] (the second copy shifted by 4), q3v_high_src byte k
+; scales[8 + k % 4] (dword q shifted by 2q)
+q3v_low_src:    times 4 db 2, 3, 4, 5, 6, 7, 8, 9, 2, 3, 4, 5, 6, 7, 8, 9
+q3v_low_shift:  times 4 dq 0, 4
+q3v_high_src:   times 16 db 10, 11, 12, 13
+q3v_high_shift: times 4 dd 0, 2, 4, 6
+; Q3_K step s: hmask (in both halves) bit s for the low half's run s, bit 4 + s for run 4 + s
+%assign s 0
+%rep 4
+q3v_bit_%[s]: BIT_BY_HALF s, 4 + s
+%assign s s + 1
+%endrep
+
+%macro Q23V_SETUP 0
+  vpbroadcastd zmm10, [rel two_bit_mask]
+  vpbroadcastd zmm20, [rel bit_2]
+  vmovdqa64 zmm21, [rel q23v_scale_0]
+  vmovdqa64 zmm22, [rel q23v_scale_1]
+  vmovdqa64 zmm23, [rel q23v_scale_2]
+  vmovdqa64 zmm24, [rel q23v_scale_3]
+%endmacro
+
+; zmm16 + s = x of runs s | 4 + s
+%macro Q23V_ACT 0
+  %assign %%s 0
+  %rep 4
+    %assign %%x 16 + %%s
+    vmovdqu64 ymm%[%%x], [kd_act + ACTK_QS + 32 * %%s]
+    vinserti64x4 zmm%[%%x], zmm%[%%x], [kd_act + ACTK_QS + 128 + 32 * %%s], 1
+    %assign %%s %%s + 1
+  %endrep
+%endmacro
+
+; Q23V_STEPS qs offset, HIGH_BIT: ymm6 = the row's int32 lanes (ymm5 = its 16 scale words, KD_R
+; its block); HIGH_BIT s adds the third bit to zmm0's values (Q3_K) or nothing (Q2_K).
+%macro Q23V_STEPS 2
+  vmovdqu64 zmm1, [KD_R + (%1)]
+  %assign %%s 0
+  %rep 4
+    %if %%s
+      vpsrlw zmm0, zmm1, 2 * %%s
+      vpandq zmm0, zmm0, zmm10
+    %else
+      vpandq zmm0, zmm1, zmm10
+    %endif
+    %2 %%s
+    %assign %%x 16 + %%s
+    %assign %%i 21 + %%s
+    vpmaddubsw zmm0, zmm0, zmm%[%%x]
+    vpermw zmm3, zmm%[%%i], zmm5
+    %if %%s
+      vpdpwssd zmm6, zmm0, zmm3
+    %else
+      vpmaddwd zmm6, zmm0, zmm3
+    %endif
+    %assign %%s %%s + 1
+  %endrep
+  KV_FOLD
+%endmacro
+
+%macro Q2V_NO_HIGH_BIT 1
+%endmacro
+
+; zmm0 += 4 where the value's hmask bit (zmm7: the row's hmask in both halves) is set
+%macro Q3V_HIGH_BIT 1
+  vptestmb k1, zmm7, [rel q3v_bit_%1]
+  vpaddb zmm0{k1}, zmm0, zmm20
+%endmacro
+
+; The block's shared work: [rsp + 4 r] = d_r * x.d; xmm11 += fma(dmin_r * x.d, float(the row's
+; mins . bsums)); ymm8 / ymm9 = the scale nibbles of rows 0 | 2, 1 | 3; the activation.
+%macro Q2KV_PREP 0
+  vmovd xmm0, [kd_w + 80]                         ; (d, dmin) of the four rows
+  vpinsrd xmm0, xmm0, [kd_w + kd_o1 + 80], 1
+  vpinsrd xmm0, xmm0, [kd_w + kd_o2 + 80], 2
+  vpinsrd xmm0, xmm0, [kd_w + kd_o3 + 80], 3
+  vcvtph2ps ymm0, xmm0
+  vbroadcastss ymm1, [kd_act + ACTK_D]
+  vmulps ymm0, ymm0, ymm1
+  vextractf128 xmm1, ymm0, 1
+  vshufps xmm2, xmm0, xmm1, 0x88                  ; [d_0 .. d_3] * x.d
+  vmovaps [rsp], xmm2
+  vshufps xmm2, xmm0, xmm1, 0xdd                  ; [dmin_0 .. dmin_3] * x.d
+  vmovdqu xmm8, [kd_w]
+  vinserti128 ymm8, ymm8, [kd_w + kd_o2], 1
+  vmovdqu xmm9, [kd_w + kd_o1]
+  vinserti128 ymm9, ymm9, [kd_w + kd_o3], 1
+  vbroadcasti64x4 zmm4, [kd_act + ACTK_BSUMS]
+  vpsrlw ymm3, ymm8, 4
+  vpand ymm3, ymm3, [rel low_nibble]
+  vpmovzxbw zmm3, ymm3                            ; the min words of rows 0 | 2
+  vpmaddwd zmm3, zmm3, zmm4
+  vpsrlw ymm5, ymm9, 4
+  vpand ymm5, ymm5, [rel low_nibble]
+  vpmovzxbw zmm5, ymm5                            ; rows 1 | 3
+  vpmaddwd zmm5, zmm5, zmm4
+  vextracti64x4 ymm6, zmm3, 1                     ; row 2's 8 partial sums (ymm3: row 0's)
+  vextracti64x4 ymm7, zmm5, 1                     ; row 3's (ymm5: row 1's)
+  vphaddd ymm3, ymm3, ymm5
+  vphaddd ymm6, ymm6, ymm7
+  vphaddd ymm3, ymm3, ymm6                        ; per 128-bit lane: rows 0..3's partial sums
+  vextracti128 xmm6, ymm3, 1
+  vpaddd xmm3, xmm3, xmm6                         ; [mins_0 .. mins_3], exact
+  vcvtdq2ps xmm3, xmm3
+  vfmadd231ps xmm11, xmm2, xmm3
+  vpand ymm8, ymm8, [rel low_nibble]
+  vpand ymm9, ymm9, [rel low_nibble]
+  Q23V_ACT
+%endmacro
+
+%macro Q2KV_ROW 1
+  KD_ROW_ADDR %1
+  %assign %%src 8 + ((%1) & 1)
+  %if (%1) >> 1
+    vextracti128 xmm5, ymm%[%%src], 1
+    vpmovzxbw ymm5, xmm5
+  %else
+    vpmovzxbw ymm5, xmm%[%%src]
+  %endif
+  Q23V_STEPS 16, Q2V_NO_HIGH_BIT
+%endmacro
+
+; Q3_K's scratch: the four rows' 16 scale words (32 bytes a row), then their 4 (sc . bsums) lanes
+%define Q3V_WORDS  KD_SCRATCH
+%define Q3V_OFFSET (KD_SCRATCH + 128)
+
+; The block's shared work: [rsp + 4 r] = d_r * x.d; the four rows' 16 signed scales (6 bits - 32),
+; one row per 128-bit lane (the AVX2 kernel's unpacking, four rows at once), as words and their
+; 4 (sc . bsums) lanes in the scratch; the activation.
+%macro Q3KV_PREP 0
+  D_PREP 108
+  vmovdqu xmm0, [kd_w + 94]                       ; bytes 2..13: scales[0..11] (94: inside the block)
+  vinserti32x4 zmm0, zmm0, [kd_w + kd_o1 + 94], 1
+  vinserti32x4 zmm0, zmm0, [kd_w + kd_o2 + 94], 2
+  vinserti32x4 zmm0, zmm0, [kd_w + kd_o3 + 94], 3
+  vpshufb zmm1, zmm0, [rel q3v_low_src]           ; scales[0..7] twice
+  vpsrlvq zmm1, zmm1, [rel q3v_low_shift]         ; the second copy's high nibbles
+  vpandd zmm1, zmm1, [rel low_nibble]{1to16}      ; low 4 bits of scales 0..7 | 8..15
+  vpshufb zmm2, zmm0, [rel q3v_high_src]          ; byte k: scales[8 + k % 4]
+  vpsrlvd zmm2, zmm2, [rel q3v_high_shift]        ; its bits 2 (k / 4) at bits 0..1
+  vpsllw zmm2, zmm2, 4
+  vpternlogd zmm1, zmm2, [rel bits_45]{1to16}, 0xf8  ; 16 scales per row, 0..63
+  vpbroadcastd zmm4, [rel words_32]
+  vbroadcasti64x4 zmm5, [kd_act + ACTK_BSUMS]
+  vpmovzxbw zmm2, ymm1                            ; rows 0 | 1
+  vpsubw zmm2, zmm2, zmm4
+  vmovdqu64 [rsp + Q3V_WORDS], zmm2
+  vpmaddwd zmm2, zmm2, zmm5
+  vpslld zmm2, zmm2, 2
+  vmovdqu64 [rsp + Q3V_OFFSET], zmm2
+  vextracti64x4 ymm1, zmm1, 1
+  vpmovzxbw zmm2, ymm1                            ; rows 2 | 3
+  vpsubw zmm2, zmm2, zmm4
+  vmovdqu64 [rsp + Q3V_WORDS + 64], zmm2
+  vpmaddwd zmm2, zmm2, zmm5
+  vpslld zmm2, zmm2, 2
+  vmovdqu64 [rsp + Q3V_OFFSET + 64], zmm2
+  Q23V_ACT
+%endmacro
+
+%macro Q3KV_ROW 1
+  KD_ROW_ADDR %1
+  vmovdqu ymm5, [rsp + Q3V_WORDS + 32 * (%1)]
+  vbroadcasti64x4 zmm7, [KD_R]                    ; hmask in both halves
+  Q23V_STEPS 32, Q3V_HIGH_BIT
+  vpsubd ymm6, ymm6, [rsp + Q3V_OFFSET + 32 * (%1)]
+%endmacro
+
+; ------------------------------------------------------------------------------------------------
+; void magnetar_matvec_q2_k_r4_avx512vnni(const void* w, const ActBlockK* x, float* y, int64_t rows,
+;                                         int64_t cols)            cols % 256 == 0, cols > 0
+; void magnetar_matvec_q3_k_r4_avx512vnni(...)                     the same for Q3_K
+; Twins: matvec_q2_k_ref, matvec_q3_k_ref (engine/kernels/kquant_low_dot.cpp).
+; ------------------------------------------------------------------------------------------------
+FUNCTION matvec_q2_k_r4_avx512vnni, 5, KD_GPRS, 16
+  KDECODE_MATVEC 84, Q23V_SETUP, Q2KV_PREP, Q2KV_ROW, 1, 0
+
+FUNCTION matvec_q3_k_r4_avx512vnni, 5, KD_GPRS, 16
+  KDECODE_MATVEC 110, Q23V_SETUP, Q3KV_PREP, Q3KV_ROW, 0, 256

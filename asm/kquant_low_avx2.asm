@@ -19,12 +19,9 @@
 
 RODATA
 align 32
-two_bit_mask:   times 32 db 0x03
-bit_2:          times 32 db 0x04
 ones_words:     times 16 dw 1
 thirty_two:     times 16 dw 32
 low_high_shift: dq 0, 0, 4, 4           ; vpsrlvq: low lane the low nibbles, high lane the high ones
-q3_high_shift:  dd 0, 2, 4, 6           ; Q3_K: scales 4q..4q+3 take bits 2q..2q+1 of bytes 8..11
 qh_byte_of:     times 8 db 0            ; Q5: byte j of the register <- byte j / 8 of qh
                 times 8 db 1
                 times 8 db 2

@@ -136,6 +136,9 @@
     %elif %2 == 3                                  ; S -= 128 x the pair dot
       vpslld zmm%[kt_t], zmm%[kt_t], 7
       vpsubd zmm%[kt_s], zmm%[kt_s], zmm%[kt_t]
+    %elif %2 == 4                                  ; S -= 4 x the pair dot
+      vpslld zmm%[kt_t], zmm%[kt_t], 2
+      vpsubd zmm%[kt_s], zmm%[kt_s], zmm%[kt_t]
     %endif
     vmulps zmm10, zmm8, [KT_T + ACTK_D]{1to16}     ; d_w * x.d
     vcvtdq2ps zmm%[kt_s], zmm%[kt_s]
@@ -394,6 +397,155 @@
   IQ4_RUNS
 %endmacro
 
+; ---- Q2_K / Q3_K -------------------------------------------------------------------------------
+; Value l (0..31) of run r (0..7) is the 2-bit field at bit 2 (r % 4) of qs[32 (r / 4) + l] (Q3_K:
+; plus bit r of hmask[l] as 4), so the transposed dword m of qs part j (bytes 32 j + 4m ..) yields
+; k-steps 32 j + 8 s + m for s = 0..3 by a shift of 2s and a mask; Q3_K's hmask is transposed
+; once per block (KT_QH entry m: hmask bytes 4m ..) and its bit 4 j + s moved to bit 2. Sub-blocks
+; are 16 values (4 k-steps per scale entry). Q2_K: the scale nibbles -> KT_SC, the min nibbles ->
+; KT_PAIR (mins 2i, 2i + 1 weigh bsums 2i, 2i + 1), d / dmin -> KT_D / KT_DMIN (fix 1: the mins
+; term). Q3_K: the signed scales (6 bits - 32) -> KT_SC and KT_PAIR, the values q + 4h (0..7)
+; unsigned and 4 (sc . bsums) off S (fix 4), as the AVX2 kernel.
+
+; KT_EMIT_Q23 reg, m: the four k-steps of transposed qs dword m (kt_base = 32 j; Q3_K, kt_q3: the
+; hmask bits from KT_QH, bit kt_hbit0 + s for step s)
+%macro KT_EMIT_Q23 2
+  %if kt_q3
+    vmovdqa64 zmm11, [rsp + KT_QH + KT_TS * (%2)]
+  %endif
+  %assign kt_s2 0
+  %rep 4
+    %if kt_s2
+      vpsrlw zmm10, zmm%1, 2 * kt_s2
+      vpandd zmm10, zmm10, [rel two_bit_mask]{1to16}
+    %else
+      vpandd zmm10, zmm%1, [rel two_bit_mask]{1to16}
+    %endif
+    %if kt_q3
+      %assign kt_b kt_hbit0 + kt_s2                ; the hmask bit -> bit 2
+      %if kt_b < 2
+        vpsllw zmm12, zmm11, 2 - kt_b
+      %elif kt_b > 2
+        vpsrlw zmm12, zmm11, kt_b - 2
+      %else
+        vmovdqa64 zmm12, zmm11
+      %endif
+      vpternlogd zmm10, zmm12, [rel bit_2]{1to16}, 0xf8   ; | (bit 2 of zmm12)
+    %endif
+    vmovdqa64 [rsp + KT_QS + KT_TS * (kt_base + 8 * kt_s2 + (%2))], zmm10
+    %assign kt_s2 kt_s2 + 1
+  %endrep
+%endmacro
+
+; Q23_RUNS qs offset: the quants of the 16 rows (kt_q3 set by the caller)
+%macro Q23_RUNS 1
+  %assign kt_jq 0
+  %rep 2
+    %assign kt_base 32 * kt_jq
+    %assign kt_hbit0 4 * kt_jq
+    KT_LOAD_ROWS (%1) + 32 * kt_jq
+    KT_DWORD_TRANSPOSE KT_EMIT_Q23
+    %assign kt_jq kt_jq + 1
+  %endrep
+%endmacro
+
+; KTZ_PAIR_WORDS a, b, out, tmp: zmm<out> = dword r (byte r of xmm<a>, byte r of xmm<b>) as
+; zero-extended words, r < 16 (clobbers xmm<tmp>)
+%macro KTZ_PAIR_WORDS 4
+  vpunpcklbw xmm%3, xmm%1, xmm%2                   ; rows 0..7
+  vpunpckhbw xmm%4, xmm%1, xmm%2                   ; rows 8..15
+  vinserti32x4 ymm%3, ymm%3, xmm%4, 1
+  vpmovzxbw zmm%3, ymm%3
+%endmacro
+
+; KTZ_Q2K_SCALES: B(j) = scale byte j of the 16 rows; sc = low nibble -> KT_SC, (m_2i, m_2i+1)
+; words -> KT_PAIR, d, dmin -> KT_D, KT_DMIN.
+%macro KTZ_Q2K_SCALES 0
+  KTZ_BYTES16 0
+  %assign kt_e 0
+  %rep 16
+    %assign kt_j 16 + kt_e
+    vpandd xmm5, xmm%[kt_j], [rel low_nibble]{1to4}
+    vpmovzxbd zmm6, xmm5
+    vmovdqa64 [rsp + KT_SC + 64 * kt_e], zmm6
+    %assign kt_e kt_e + 1
+  %endrep
+  %assign kt_e 0
+  %rep 8
+    %assign kt_j 16 + 2 * kt_e
+    %assign kt_j1 kt_j + 1
+    KTZ_PAIR_WORDS kt_j, kt_j1, 5, 6
+    vpsrlw zmm5, zmm5, 4                           ; the min nibbles
+    vmovdqa64 [rsp + KT_PAIR + 64 * kt_e], zmm5
+    %assign kt_e kt_e + 1
+  %endrep
+  KTZ_HALVES16 80, KT_D
+  KTZ_HALVES16 82, KT_DMIN
+%endmacro
+
+; KTZ_Q3K_SCALES: the 16 bytes at 94 of the 16 rows (qs' last two, scales[12], d): B(2 + i) =
+; scales[i], B(14, 15) = d. Scale k's low 4 bits: scales[k] & 15 (k < 8), scales[k - 8] >> 4
+; (k >= 8); its high 2: bits 2 (k / 4) of scales[8 + k % 4]; u_k (0..63) in xmm k, then
+; KT_SC = u - 32 (int32), KT_PAIR = (u_2i - 32, u_2i+1 - 32) words.
+%macro KTZ_Q3K_SCALES 0
+  KTZ_BYTES16 94
+  KTZ_HALVES 30, 31, KT_D
+  %assign kt_e 0
+  %rep 16
+    %if kt_e < 8
+      %assign kt_j 18 + kt_e
+      vpandd xmm%[kt_e], xmm%[kt_j], [rel low_nibble]{1to4}
+    %else
+      %assign kt_j 10 + kt_e
+      vpsrlw xmm%[kt_e], xmm%[kt_j], 4
+      vpandd xmm%[kt_e], xmm%[kt_e], [rel low_nibble]{1to4}
+    %endif
+    %assign kt_j 26 + kt_e % 4                     ; scales[8 + k % 4]
+    %assign kt_sh 2 * (kt_e / 4)                   ; its bits kt_sh, kt_sh + 1 -> bits 4, 5
+    %if kt_sh < 4
+      vpsllw xmm16, xmm%[kt_j], 4 - kt_sh
+    %elif kt_sh > 4
+      vpsrlw xmm16, xmm%[kt_j], kt_sh - 4
+    %else
+      vmovdqa64 xmm16, xmm%[kt_j]
+    %endif
+    vpternlogd xmm%[kt_e], xmm16, [rel bits_45]{1to4}, 0xf8
+    %assign kt_e kt_e + 1
+  %endrep
+  vpbroadcastd zmm18, [rel words_32]               ; (32, 32) words
+  vpsrld zmm19, zmm18, 16                          ; 32 per dword
+  %assign kt_e 0
+  %rep 16
+    vpmovzxbd zmm17, xmm%[kt_e]
+    vpsubd zmm17, zmm17, zmm19
+    vmovdqa64 [rsp + KT_SC + 64 * kt_e], zmm17
+    %assign kt_e kt_e + 1
+  %endrep
+  %assign kt_e 0
+  %rep 8
+    %assign kt_j 2 * kt_e
+    %assign kt_j1 kt_j + 1
+    KTZ_PAIR_WORDS kt_j, kt_j1, 20, 21             ; (B(4), B(5) are no longer needed)
+    vpsubw zmm20, zmm20, zmm18
+    vmovdqa64 [rsp + KT_PAIR + 64 * kt_e], zmm20
+    %assign kt_e kt_e + 1
+  %endrep
+%endmacro
+
+%macro Q2KZ_UNPACK 0
+  KTZ_Q2K_SCALES
+  %assign kt_q3 0
+  Q23_RUNS 16
+%endmacro
+
+%macro Q3KZ_UNPACK 0
+  KTZ_Q3K_SCALES
+  KT_LOAD_ROWS 0                                   ; hmask -> KT_QH
+  KT_DWORD_TRANSPOSE KT_EMIT_QH
+  %assign kt_q3 1
+  Q23_RUNS 32
+%endmacro
+
 FUNCTION matmul_q4_k_tile_avx512vnni, 7, 15, 16
   KTILE_MATMUL 144, Q4KZ_UNPACK, 2, 8, 1, KT_PASS_Z
 
@@ -405,3 +557,9 @@ FUNCTION matmul_q6_k_tile_avx512vnni, 7, 15, 16
 
 FUNCTION matmul_iq4_xs_tile_avx512vnni, 7, 15, 16
   KTILE_MATMUL 136, IQ4Z_UNPACK, 2, 8, 3, KT_PASS_Z
+
+FUNCTION matmul_q2_k_tile_avx512vnni, 7, 15, 16
+  KTILE_MATMUL 84, Q2KZ_UNPACK, 2, 4, 1, KT_PASS_Z
+
+FUNCTION matmul_q3_k_tile_avx512vnni, 7, 15, 16
+  KTILE_MATMUL 110, Q3KZ_UNPACK, 2, 4, 4, KT_PASS_Z

@@ -1,6 +1,6 @@
 // K-quant prefill on a transposed tile (asm/kquant_tile_avx2.asm: 8 rows,
 // asm/kquant_tile_avx512vnni.asm: 16 rows; skeleton asm/kquant_tile.inc): Q4_K, Q5_K and Q6_K (and,
-// in AVX-512 VNNI, IQ4_XS) rows as GGUF stores them, against many Q8_K-quantized tokens. The
+// in AVX-512 VNNI, IQ4_XS, Q2_K and Q3_K) rows as GGUF stores them, against many Q8_K-quantized tokens. The
 // kernel transposes a group of rows x one super-block into a stack tile (the rows in a register's
 // dword lanes) and passes every token of the call over it, so each 32 products cost about one
 // multiply-add instruction instead of the 1 x 8 tile's two (asm/kquant_matmul_avx2.asm), and each
@@ -38,4 +38,9 @@ void magnetar_matmul_q6_k_tile_avx512vnni(const void* w, const magnetar::quant::
 // IQ4_XS has a transposed tile only here (its twin: matvec_iq4_xs_ref).
 void magnetar_matmul_iq4_xs_tile_avx512vnni(const void* w, const magnetar::quant::ActBlockK* x, float* y,
                                             int64_t rows, int64_t cols, int64_t n_tokens, int64_t y_stride);
+// Q2_K / Q3_K have transposed tiles only here (twins: matvec_q2_k_ref, matvec_q3_k_ref, kquant_low.h).
+void magnetar_matmul_q2_k_tile_avx512vnni(const void* w, const magnetar::quant::ActBlockK* x, float* y,
+                                          int64_t rows, int64_t cols, int64_t n_tokens, int64_t y_stride);
+void magnetar_matmul_q3_k_tile_avx512vnni(const void* w, const magnetar::quant::ActBlockK* x, float* y,
+                                          int64_t rows, int64_t cols, int64_t n_tokens, int64_t y_stride);
 }

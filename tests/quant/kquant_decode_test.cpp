@@ -16,6 +16,7 @@
 
 #include "format/model_format.h"
 #include "kernels/kquant_decode.h"
+#include "kernels/kquant_low.h"
 #include "kernels/kquants.h"
 #include "kernels/type_traits.h"
 #include "quant_test_util.h"
@@ -45,7 +46,9 @@ std::vector<DecodeCase> cases() {
       {DType::Q4_K, Isa::Avx512Vnni, matvec_q4_k_ref, magnetar_matvec_q4_k_r4_avx512vnni, 144, {0, 2}},
       {DType::Q5_K, Isa::Avx512Vnni, matvec_q5_k_ref, magnetar_matvec_q5_k_r4_avx512vnni, 176, {0, 2}},
       {DType::Q6_K, Isa::Avx512Vnni, matvec_q6_k_ref, magnetar_matvec_q6_k_r4_avx512vnni, 210, {208}},
-      {DType::IQ4_XS, Isa::Avx512Vnni, matvec_iq4_xs_ref, magnetar_matvec_iq4_xs_r4_avx512vnni, 136, {0}}};
+      {DType::IQ4_XS, Isa::Avx512Vnni, matvec_iq4_xs_ref, magnetar_matvec_iq4_xs_r4_avx512vnni, 136, {0}},
+      {DType::Q2_K, Isa::Avx512Vnni, matvec_q2_k_ref, magnetar_matvec_q2_k_r4_avx512vnni, 84, {80, 82}},
+      {DType::Q3_K, Isa::Avx512Vnni, matvec_q3_k_ref, magnetar_matvec_q3_k_r4_avx512vnni, 110, {108}}};
   return cases_this_cpu_runs(all);
 }
 
