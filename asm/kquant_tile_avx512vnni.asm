@@ -398,56 +398,11 @@
 %endmacro
 
 ; ---- Q2_K / Q3_K -------------------------------------------------------------------------------
-; Value l (0..31) of run r (0..7) is the 2-bit field at bit 2 (r % 4) of qs[32 (r / 4) + l] (Q3_K:
-; plus bit r of hmask[l] as 4), so the transposed dword m of qs part j (bytes 32 j + 4m ..) yields
-; k-steps 32 j + 8 s + m for s = 0..3 by a shift of 2s and a mask; Q3_K's hmask is transposed
-; once per block (KT_QH entry m: hmask bytes 4m ..) and its bit 4 j + s moved to bit 2. Sub-blocks
-; are 16 values (4 k-steps per scale entry). Q2_K: the scale nibbles -> KT_SC, the min nibbles ->
+; The runs are asm/kquant_tile_unpack.inc's (Q23_RUNS); here the 16 rows' scales. Sub-blocks are
+; 16 values (4 k-steps per scale entry). Q2_K: the scale nibbles -> KT_SC, the min nibbles ->
 ; KT_PAIR (mins 2i, 2i + 1 weigh bsums 2i, 2i + 1), d / dmin -> KT_D / KT_DMIN (fix 1: the mins
 ; term). Q3_K: the signed scales (6 bits - 32) -> KT_SC and KT_PAIR, the values q + 4h (0..7)
 ; unsigned and 4 (sc . bsums) off S (fix 4), as the AVX2 kernel.
-
-; KT_EMIT_Q23 reg, m: the four k-steps of transposed qs dword m (kt_base = 32 j; Q3_K, kt_q3: the
-; hmask bits from KT_QH, bit kt_hbit0 + s for step s)
-%macro KT_EMIT_Q23 2
-  %if kt_q3
-    vmovdqa64 zmm11, [rsp + KT_QH + KT_TS * (%2)]
-  %endif
-  %assign kt_s2 0
-  %rep 4
-    %if kt_s2
-      vpsrlw zmm10, zmm%1, 2 * kt_s2
-      vpandd zmm10, zmm10, [rel two_bit_mask]{1to16}
-    %else
-      vpandd zmm10, zmm%1, [rel two_bit_mask]{1to16}
-    %endif
-    %if kt_q3
-      %assign kt_b kt_hbit0 + kt_s2                ; the hmask bit -> bit 2
-      %if kt_b < 2
-        vpsllw zmm12, zmm11, 2 - kt_b
-      %elif kt_b > 2
-        vpsrlw zmm12, zmm11, kt_b - 2
-      %else
-        vmovdqa64 zmm12, zmm11
-      %endif
-      vpternlogd zmm10, zmm12, [rel bit_2]{1to16}, 0xf8   ; | (bit 2 of zmm12)
-    %endif
-    vmovdqa64 [rsp + KT_QS + KT_TS * (kt_base + 8 * kt_s2 + (%2))], zmm10
-    %assign kt_s2 kt_s2 + 1
-  %endrep
-%endmacro
-
-; Q23_RUNS qs offset: the quants of the 16 rows (kt_q3 set by the caller)
-%macro Q23_RUNS 1
-  %assign kt_jq 0
-  %rep 2
-    %assign kt_base 32 * kt_jq
-    %assign kt_hbit0 4 * kt_jq
-    KT_LOAD_ROWS (%1) + 32 * kt_jq
-    KT_DWORD_TRANSPOSE KT_EMIT_Q23
-    %assign kt_jq kt_jq + 1
-  %endrep
-%endmacro
 
 ; KTZ_PAIR_WORDS a, b, out, tmp: zmm<out> = dword r (byte r of xmm<a>, byte r of xmm<b>) as
 ; zero-extended words, r < 16 (clobbers xmm<tmp>)

@@ -1,6 +1,6 @@
 // K-quant prefill on a transposed tile (asm/kquant_tile_avx2.asm: 8 rows,
-// asm/kquant_tile_avx512vnni.asm: 16 rows; skeleton asm/kquant_tile.inc): Q4_K, Q5_K and Q6_K (and,
-// in AVX-512 VNNI, IQ4_XS, Q2_K and Q3_K) rows as GGUF stores them, against many Q8_K-quantized tokens. The
+// asm/kquant_tile_avx512vnni.asm: 16 rows; skeleton asm/kquant_tile.inc): Q4_K, Q5_K, Q6_K, Q2_K
+// and Q3_K (and, in AVX-512 VNNI, IQ4_XS) rows as GGUF stores them, against many Q8_K-quantized tokens. The
 // kernel transposes a group of rows x one super-block into a stack tile (the rows in a register's
 // dword lanes) and passes every token of the call over it, so each 32 products cost about one
 // multiply-add instruction instead of the 1 x 8 tile's two (asm/kquant_matmul_avx2.asm), and each
@@ -20,13 +20,18 @@ inline constexpr int64_t kKTransMinTokens = 4;
 
 // MatmulKFn's contract (kquants.h): y[t * y_stride + r] = row r of w . token t of x for r < rows,
 // t < n_tokens; cols % 256 == 0, cols > 0; w and x at any alignment; every output bit for bit the
-// per-token matvec twin's (matvec_q4_k_ref, matvec_q5_k_ref, matvec_q6_k_ref: the block contract).
+// per-token matvec twin's (matvec_q4_k_ref, matvec_q5_k_ref, matvec_q6_k_ref; matvec_q2_k_ref,
+// matvec_q3_k_ref in kquant_low.h: the block contract).
 extern "C" {
 void magnetar_matmul_q4_k_tile_avx2(const void* w, const magnetar::quant::ActBlockK* x, float* y, int64_t rows,
                                     int64_t cols, int64_t n_tokens, int64_t y_stride);
 void magnetar_matmul_q5_k_tile_avx2(const void* w, const magnetar::quant::ActBlockK* x, float* y, int64_t rows,
                                     int64_t cols, int64_t n_tokens, int64_t y_stride);
 void magnetar_matmul_q6_k_tile_avx2(const void* w, const magnetar::quant::ActBlockK* x, float* y, int64_t rows,
+                                    int64_t cols, int64_t n_tokens, int64_t y_stride);
+void magnetar_matmul_q2_k_tile_avx2(const void* w, const magnetar::quant::ActBlockK* x, float* y, int64_t rows,
+                                    int64_t cols, int64_t n_tokens, int64_t y_stride);
+void magnetar_matmul_q3_k_tile_avx2(const void* w, const magnetar::quant::ActBlockK* x, float* y, int64_t rows,
                                     int64_t cols, int64_t n_tokens, int64_t y_stride);
 // 16-row tiles passed over in ZMM registers, a k-step of all 16 rows per instruction (AVX512F/BW/VL + VNNI).
 void magnetar_matmul_q4_k_tile_avx512vnni(const void* w, const magnetar::quant::ActBlockK* x, float* y,
@@ -38,7 +43,6 @@ void magnetar_matmul_q6_k_tile_avx512vnni(const void* w, const magnetar::quant::
 // IQ4_XS has a transposed tile only here (its twin: matvec_iq4_xs_ref).
 void magnetar_matmul_iq4_xs_tile_avx512vnni(const void* w, const magnetar::quant::ActBlockK* x, float* y,
                                             int64_t rows, int64_t cols, int64_t n_tokens, int64_t y_stride);
-// Q2_K / Q3_K have transposed tiles only here (twins: matvec_q2_k_ref, matvec_q3_k_ref, kquant_low.h).
 void magnetar_matmul_q2_k_tile_avx512vnni(const void* w, const magnetar::quant::ActBlockK* x, float* y,
                                           int64_t rows, int64_t cols, int64_t n_tokens, int64_t y_stride);
 void magnetar_matmul_q3_k_tile_avx512vnni(const void* w, const magnetar::quant::ActBlockK* x, float* y,

@@ -170,8 +170,10 @@ void tile_table(int64_t rows, int64_t cols, int reps, const std::string& only) {
        magnetar_matmul_q6_k_tile_avx2, magnetar_matmul_q6_k_tile_avx512vnni},
       {"iq4_xs", {DType::IQ4_XS, {0}}, magnetar_matvec_iq4_xs_r4_avx2, magnetar_matmul_iq4_xs_avx2, nullptr,
        magnetar_matmul_iq4_xs_tile_avx512vnni},
-      {"q3_k", {DType::Q3_K, {108}}, magnetar_matvec_q3_k_avx2, nullptr, nullptr, magnetar_matmul_q3_k_tile_avx512vnni},
-      {"q2_k", {DType::Q2_K, {80, 82}}, magnetar_matvec_q2_k_avx2, nullptr, nullptr, magnetar_matmul_q2_k_tile_avx512vnni}};
+      {"q3_k", {DType::Q3_K, {108}}, magnetar_matvec_q3_k_avx2, nullptr, magnetar_matmul_q3_k_tile_avx2,
+       magnetar_matmul_q3_k_tile_avx512vnni},
+      {"q2_k", {DType::Q2_K, {80, 82}}, magnetar_matvec_q2_k_avx2, nullptr, magnetar_matmul_q2_k_tile_avx2,
+       magnetar_matmul_q2_k_tile_avx512vnni}};
   const int64_t token_counts[] = {4, 8, 16, 32, 64};
   constexpr int64_t kMaxTokens = 64;
   std::printf("K-quant prefill kernels, %lld x %lld, 1 thread, best of %d: GMAC/s\n",
@@ -213,7 +215,7 @@ void tile_table(int64_t rows, int64_t cols, int reps, const std::string& only) {
           k.row_tile(w.data(), xk.data(), y.data(), rows, cols, tokens, rows);
           row_tile.push_back(gmacs(tokens, t0));
         }
-        if (k.transposed != nullptr) {  // IQ4_XS, Q2_K, Q3_K have no AVX2 transposed tile
+        if (k.transposed != nullptr) {  // IQ4_XS has no AVX2 transposed tile
           t0 = now();
           k.transposed(w.data(), xk.data(), y.data(), rows, cols, tokens, rows);
           transposed.push_back(gmacs(tokens, t0));
