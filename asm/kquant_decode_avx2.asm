@@ -1,4 +1,4 @@
-; K-quant decode (matrix-vector), AVX2 + FMA + F16C: Q4_K, Q5_K, Q6_K and IQ4_XS rows, four per
+; K-quant decode (matrix-vector), AVX2 + FMA + F16C: Q4_K, Q5_K, Q6_K, IQ4_XS, Q2_K and Q3_K rows, four per
 ; pass (asm/kquant_decode.inc), against Q8_K-style activations (ActBlockK). Same contract and twins
 ; as the row-at-a-time kernels of asm/kquant_avx2.asm (matvec_q4_k_ref, matvec_q5_k_ref,
 ; matvec_q6_k_ref, matvec_iq4_xs_ref in engine/kernels/kquant_dot.cpp), bit for bit; what differs
@@ -276,3 +276,92 @@ FUNCTION matvec_q6_k_r4_avx2, 5, KD_GPRS, 16
 ; ------------------------------------------------------------------------------------------------
 FUNCTION matvec_iq4_xs_r4_avx2, 5, KD_GPRS, 16
   KDECODE_MATVEC 136, IQ4_SETUP, IQ4_PREP, IQ4_ROW, 0, IQ4_SCRATCH
+
+; ---- Q2_K / Q3_K ------------------------------------------------------------------------------
+; Blocks as in asm/kquant_low_avx2.asm (twins matvec_q2_k_ref, matvec_q3_k_ref, kquant_low.h); a
+; row's integer steps are the row kernel's (kquant_common.inc's TWO_BIT_RUNS: ymm5 = the row's 16
+; scale words, ymm7 / ymm3 its scratch, into ymm6). Shared per block: the four rows' d
+; (and Q2_K's dmin and mins term, reduced together; its scale nibbles of rows 0 | 2 in ymm8, 1 | 3
+; in ymm9). Registers: ymm10 = 0x03, ymm11 = 0x04 (Q3_K).
+
+%macro Q23_SETUP 0
+  vmovdqa ymm10, [rel two_bit_mask]
+%endmacro
+
+%macro Q3_SETUP 0
+  Q23_SETUP
+  vmovdqa ymm11, [rel bit_2]
+%endmacro
+
+; ymm0 |= 4 where the run's hmask bit (the row's hmask in ymm9) is set
+%macro Q3_HIGH_BIT 1
+  Q3_RUN_HIGH_BIT 9, 11, %1
+%endmacro
+
+; The block's shared work: [rsp + 4 r] = d_r * x.d; xmm11 += fma(dmin_r * x.d, float(the row's
+; mins . bsums)) for rows 0..3, reduced together; ymm8 / ymm9 = the scale nibbles of rows 0 | 2, 1 | 3.
+%macro Q2_PREP 0
+  Q2K_HEADERS
+  %assign %%p 0
+  %rep 2                                          ; rows 0 | 2 (ymm8), then 1 | 3 (ymm9)
+    %assign %%src 8 + %%p
+    %assign %%lo 3 + 2 * %%p                       ; row p's partial sums (rows 0, 1: ymm3, ymm5)
+    %assign %%hi 4 + 2 * %%p                       ; row 2 + p's (ymm4, ymm6)
+    vpsrlw ymm7, ymm%[%%src], 4
+    vpand ymm7, ymm7, [rel low_nibble]            ; the min nibbles
+    vpmovzxbw ymm%[%%lo], xmm7
+    vpmaddwd ymm%[%%lo], ymm%[%%lo], [kd_act + ACTK_BSUMS]
+    vextracti128 xmm7, ymm7, 1
+    vpmovzxbw ymm%[%%hi], xmm7
+    vpmaddwd ymm%[%%hi], ymm%[%%hi], [kd_act + ACTK_BSUMS]
+    %assign %%p %%p + 1
+  %endrep
+  vphaddd ymm3, ymm3, ymm5                        ; rows 0, 1
+  vphaddd ymm4, ymm4, ymm6                        ; rows 2, 3
+  vphaddd ymm3, ymm3, ymm4                        ; per 128-bit lane: rows 0..3's partial sums
+  vextracti128 xmm4, ymm3, 1
+  vpaddd xmm3, xmm3, xmm4                         ; [mins_0 .. mins_3], exact
+  vcvtdq2ps xmm3, xmm3
+  vfmadd231ps xmm11, xmm2, xmm3
+  vpand ymm8, ymm8, [rel low_nibble]
+  vpand ymm9, ymm9, [rel low_nibble]
+%endmacro
+
+%macro Q2_ROW 1
+  KD_ROW_ADDR %1
+  %assign %%src 8 + ((%1) & 1)
+  %if (%1) >> 1
+    vextracti128 xmm5, ymm%[%%src], 1
+    vpmovzxbw ymm5, xmm5
+  %else
+    vpmovzxbw ymm5, xmm%[%%src]
+  %endif
+  TWO_BIT_RUNS KD_R + 16, kd_act, 5, 7, 3, 6, 10, NO_HIGH_BIT
+%endmacro
+
+%macro Q3_PREP 0
+  D_PREP 108
+%endmacro
+
+; The row's 16 signed scales as words (ymm5); ymm4 = the -4 offset's lanes, 4 (sc . bsums),
+; subtracted at the end.
+%macro Q3_ROW 1
+  KD_ROW_ADDR %1
+  Q3K_SCALE_WORDS KD_R + 96, 5
+  vpmaddwd ymm4, ymm5, [kd_act + ACTK_BSUMS]
+  vpslld ymm4, ymm4, 2
+  vmovdqu ymm9, [KD_R]                            ; hmask
+  TWO_BIT_RUNS KD_R + 32, kd_act, 5, 7, 3, 6, 10, Q3_HIGH_BIT
+  vpsubd ymm6, ymm6, ymm4
+%endmacro
+
+; ------------------------------------------------------------------------------------------------
+; void magnetar_matvec_q2_k_r4_avx2(const void* w, const ActBlockK* x, float* y, int64_t rows,
+;                                   int64_t cols)                  cols % 256 == 0, cols > 0
+; void magnetar_matvec_q3_k_r4_avx2(...)                           the same for Q3_K
+; ------------------------------------------------------------------------------------------------
+FUNCTION matvec_q2_k_r4_avx2, 5, KD_GPRS, 16
+  KDECODE_MATVEC 84, Q23_SETUP, Q2_PREP, Q2_ROW, 1, 0
+
+FUNCTION matvec_q3_k_r4_avx2, 5, KD_GPRS, 16
+  KDECODE_MATVEC 110, Q3_SETUP, Q3_PREP, Q3_ROW, 0, 0

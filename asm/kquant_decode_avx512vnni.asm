@@ -423,21 +423,7 @@ q3v_bit_%[s]: BIT_BY_HALF s, 4 + s
 ; The block's shared work: [rsp + 4 r] = d_r * x.d; xmm11 += fma(dmin_r * x.d, float(the row's
 ; mins . bsums)); ymm8 / ymm9 = the scale nibbles of rows 0 | 2, 1 | 3; the activation.
 %macro Q2KV_PREP 0
-  vmovd xmm0, [kd_w + 80]                         ; (d, dmin) of the four rows
-  vpinsrd xmm0, xmm0, [kd_w + kd_o1 + 80], 1
-  vpinsrd xmm0, xmm0, [kd_w + kd_o2 + 80], 2
-  vpinsrd xmm0, xmm0, [kd_w + kd_o3 + 80], 3
-  vcvtph2ps ymm0, xmm0
-  vbroadcastss ymm1, [kd_act + ACTK_D]
-  vmulps ymm0, ymm0, ymm1
-  vextractf128 xmm1, ymm0, 1
-  vshufps xmm2, xmm0, xmm1, 0x88                  ; [d_0 .. d_3] * x.d
-  vmovaps [rsp], xmm2
-  vshufps xmm2, xmm0, xmm1, 0xdd                  ; [dmin_0 .. dmin_3] * x.d
-  vmovdqu xmm8, [kd_w]
-  vinserti128 ymm8, ymm8, [kd_w + kd_o2], 1
-  vmovdqu xmm9, [kd_w + kd_o1]
-  vinserti128 ymm9, ymm9, [kd_w + kd_o3], 1
+  Q2K_HEADERS
   vbroadcasti64x4 zmm4, [kd_act + ACTK_BSUMS]
   vpsrlw ymm3, ymm8, 4
   vpand ymm3, ymm3, [rel low_nibble]

@@ -20,21 +20,12 @@
 RODATA
 align 32
 ones_words:     times 16 dw 1
-thirty_two:     times 16 dw 32
 low_high_shift: dq 0, 0, 4, 4           ; vpsrlvq: low lane the low nibbles, high lane the high ones
 qh_byte_of:     times 8 db 0            ; Q5: byte j of the register <- byte j / 8 of qh
                 times 8 db 1
                 times 8 db 2
                 times 8 db 3
 qh_bit_of:      times 4 db 1, 2, 4, 8, 16, 32, 64, 128   ; ... and keeps bit j % 8
-; Run k (0..3) of a half super-block: the low 16 bytes take scale word 2k, the high 16 word 2k + 1
-; (vpshufb within each 128-bit lane of the half's 8 scale words, held in both lanes).
-%assign k 0
-%rep 4
-run_scales_%[k]: times 8 db 4 * k, 4 * k + 1
-                 times 8 db 4 * k + 2, 4 * k + 3
-%assign k k + 1
-%endrep
 
 ; xmm%1 = float(FP16 at %2) * the activation block's d (offset 0 in both layouts, block at g5)
 %macro HALF_TIMES_XD 2
@@ -97,50 +88,11 @@ run_scales_%[k]: times 8 db 4 * k, 4 * k + 1
   RET
 %endmacro
 
-; TWO_BIT_HALF h, qs_offset, HIGH_BIT: ymm7 += the lanes of runs 4h..4h+3 of a Q2_K / Q3_K
-; super-block (ymm10 = its 16 scale words): ymm12 = the half's 32 quant bytes at [g0 + qs_offset
-; + 32 h] (run k = the 2-bit fields at bit 2k); HIGH_BIT r (Q3_K) ORs run r's third bit into ymm0
-; (using ymm1); Q2_K passes NO_HIGH_BIT.
-%macro TWO_BIT_HALF 3
-  %if %1 == 0
-    vpermq ymm11, ymm10, 0x44           ; scale words 0..7 in both lanes
-  %else
-    vpermq ymm11, ymm10, 0xee           ; 8..15
-  %endif
-  vmovdqu ymm12, [g0 + %2 + 32 * %1]
-  %assign %%k 0
-  %rep 4
-    %if %%k == 0
-      vpand ymm0, ymm12, ymm14
-    %else
-      vpsrlw ymm0, ymm12, 2 * %%k        ; bits crossing from the next byte land above bit 1
-      vpand ymm0, ymm0, ymm14
-    %endif
-    %assign %%run 4 * %1 + %%k
-    %3 %%run
-    vpmaddubsw ymm0, ymm0, [g5 + ACTK_QS + 128 * %1 + 32 * %%k]
-    vpshufb ymm2, ymm11, [rel run_scales_%[%%k]]
-    vpmaddwd ymm0, ymm0, ymm2
-    vpaddd ymm7, ymm7, ymm0
-    %assign %%k %%k + 1
-  %endrep
-%endmacro
-
-%macro NO_HIGH_BIT 1
-%endmacro
-
-; Q3_K: ymm0 |= 4 where bit %1 of hmask (ymm13) is set; bit %1 reaches bit 2 by a word shift
-; (what crosses from the neighbouring byte lands outside bit 2), masked by ymm6 = 0x04.
+; Q2_K / Q3_K: the integer steps are kquant_common.inc's TWO_BIT_RUNS (shared with the four-row
+; kernels, asm/kquant_decode_avx2.asm) into ymm7: ymm10 = the 16 scale words, ymm11 / ymm12 its
+; scratch, ymm14 = 0x03; Q3_K's hmask in ymm13, 0x04 in ymm6.
 %macro Q3_HIGH_BIT 1
-  %if (%1) < 2
-    vpsllw ymm1, ymm13, 2 - (%1)
-  %elif (%1) == 2
-    vmovdqa ymm1, ymm13
-  %else
-    vpsrlw ymm1, ymm13, (%1) - 2
-  %endif
-  vpand ymm1, ymm1, ymm6
-  vpor ymm0, ymm0, ymm1
+  Q3_RUN_HIGH_BIT 13, 6, %1
 %endmacro
 
 ; ------------------------------------------------------------------------------------------------
@@ -168,9 +120,7 @@ run_scales_%[k]: times 8 db 4 * k, 4 * k + 1
   vcvtdq2ps xmm1, xmm1
   HALF_TIMES_XD 2, [g0 + 82]
   vfmadd231ss xmm9, xmm2, xmm1
-  vpxor xmm7, xmm7, xmm7
-  TWO_BIT_HALF 0, 16, NO_HIGH_BIT
-  TWO_BIT_HALF 1, 16, NO_HIGH_BIT
+  TWO_BIT_RUNS g0 + 16, g5, 10, 11, 12, 7, 14, NO_HIGH_BIT
 %endmacro
 
 FUNCTION matvec_q2_k_avx2, 5, 8, 16
@@ -184,29 +134,16 @@ FUNCTION matvec_q2_k_avx2, 5, 8, 16
 ; -4 (sc[2i] bsums[2i] + sc[2i+1] bsums[2i+1]) off exactly.
 ; ------------------------------------------------------------------------------------------------
 %macro Q3_K_SETUP 0
-  vmovdqa ymm15, [rel low_nibble]
   vmovdqa ymm14, [rel two_bit_mask]
   vmovdqa ymm6, [rel bit_2]
 %endmacro
 
 %macro Q3_K_BLOCK 0
-  vmovq xmm0, [g0 + 96]                ; bytes 0..7: low 4 bits of scales 0..7 and (>> 4) 8..15
-  vpsrlw xmm1, xmm0, 4
-  vpunpcklqdq xmm0, xmm0, xmm1
-  vpand xmm0, xmm0, xmm15
-  vpbroadcastd xmm1, [g0 + 104]        ; bytes 8..11: the 2-bit high parts
-  vpsrlvd xmm1, xmm1, [rel q3_high_shift]
-  vpand xmm1, xmm1, xmm14
-  vpsllw xmm1, xmm1, 4                 ; bytes <= 3: nothing crosses into the next byte
-  vpor xmm0, xmm0, xmm1                ; 16 scales, 0..63
-  vpmovzxbw ymm10, xmm0
-  vpsubw ymm10, ymm10, [rel thirty_two]   ; signed scale words
+  Q3K_SCALE_WORDS g0 + 96, 10          ; signed scale words
   vpmaddwd ymm3, ymm10, [g5 + ACTK_BSUMS]
   vpslld ymm3, ymm3, 2                 ; 4 (sc . bsums) per lane pair of sub-blocks
   vmovdqu ymm13, [g0]                  ; hmask
-  vpxor xmm7, xmm7, xmm7
-  TWO_BIT_HALF 0, 32, Q3_HIGH_BIT
-  TWO_BIT_HALF 1, 32, Q3_HIGH_BIT
+  TWO_BIT_RUNS g0 + 32, g5, 10, 11, 12, 7, 14, Q3_HIGH_BIT
   vpsubd ymm7, ymm7, ymm3
 %endmacro
 

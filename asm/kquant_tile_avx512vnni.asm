@@ -282,25 +282,42 @@
   vmovaps [rsp + (%2)], zmm5
 %endmacro
 
+; KTZ_SC_TABLE ext (zx / sx)[, mask]: KT_SC entry e = byte e of the 16 rows (xmm16 + e = B(e),
+; KTZ_BYTES16's), [& the mask constant,] zero- or sign-extended to int32, e < 16
+%macro KTZ_SC_TABLE 1-2
+  %assign kt_e 0
+  %rep 16
+    %assign kt_j 16 + kt_e
+    %if %0 > 1
+      vpandd xmm5, xmm%[kt_j], [rel %2]{1to4}
+      vpmov%1bd zmm6, xmm5
+    %else
+      vpmov%1bd zmm6, xmm%[kt_j]
+    %endif
+    vmovdqa64 [rsp + KT_SC + 64 * kt_e], zmm6
+    %assign kt_e kt_e + 1
+  %endrep
+%endmacro
+
+; KTZ_PAIR_WORDS ext (zx / sx), a, b, out, tmp: zmm<out> = dword r (byte r of xmm<a>, byte r of
+; xmm<b>) as words, zero- or sign-extended, r < 16 (clobbers xmm<tmp>)
+%macro KTZ_PAIR_WORDS 5
+  vpunpcklbw xmm%4, xmm%2, xmm%3                   ; rows 0..7
+  vpunpckhbw xmm%5, xmm%2, xmm%3                   ; rows 8..15
+  vinserti32x4 ymm%4, ymm%4, xmm%5, 1
+  vpmov%1bw zmm%4, ymm%4
+%endmacro
+
 ; KTZ_Q6K_SCALES: Q6_K's 16 signed scales of the 16 rows -> KT_SC (int32), KT_PAIR (scales 2i,
 ; 2i + 1 as words), d -> KT_D.
 %macro KTZ_Q6K_SCALES 0
   KTZ_BYTES16 192
-  %assign kt_e 0
-  %rep 16
-    %assign kt_j 16 + kt_e
-    vpmovsxbd zmm6, xmm%[kt_j]
-    vmovdqa64 [rsp + KT_SC + 64 * kt_e], zmm6
-    %assign kt_e kt_e + 1
-  %endrep
+  KTZ_SC_TABLE sx
   %assign kt_e 0
   %rep 8
     %assign kt_j 16 + 2 * kt_e
     %assign kt_j1 kt_j + 1
-    vpunpcklbw xmm5, xmm%[kt_j], xmm%[kt_j1]      ; rows 0..7: (scale 2i, scale 2i + 1) bytes
-    vpunpckhbw xmm6, xmm%[kt_j], xmm%[kt_j1]      ; rows 8..15
-    vinserti32x4 ymm5, ymm5, xmm6, 1
-    vpmovsxbw zmm5, ymm5
+    KTZ_PAIR_WORDS sx, kt_j, kt_j1, 5, 6           ; (scale 2i, scale 2i + 1)
     vmovdqa64 [rsp + KT_PAIR + 64 * kt_e], zmm5
     %assign kt_e kt_e + 1
   %endrep
@@ -404,32 +421,16 @@
 ; term). Q3_K: the signed scales (6 bits - 32) -> KT_SC and KT_PAIR, the values q + 4h (0..7)
 ; unsigned and 4 (sc . bsums) off S (fix 4), as the AVX2 kernel.
 
-; KTZ_PAIR_WORDS a, b, out, tmp: zmm<out> = dword r (byte r of xmm<a>, byte r of xmm<b>) as
-; zero-extended words, r < 16 (clobbers xmm<tmp>)
-%macro KTZ_PAIR_WORDS 4
-  vpunpcklbw xmm%3, xmm%1, xmm%2                   ; rows 0..7
-  vpunpckhbw xmm%4, xmm%1, xmm%2                   ; rows 8..15
-  vinserti32x4 ymm%3, ymm%3, xmm%4, 1
-  vpmovzxbw zmm%3, ymm%3
-%endmacro
-
 ; KTZ_Q2K_SCALES: B(j) = scale byte j of the 16 rows; sc = low nibble -> KT_SC, (m_2i, m_2i+1)
 ; words -> KT_PAIR, d, dmin -> KT_D, KT_DMIN.
 %macro KTZ_Q2K_SCALES 0
   KTZ_BYTES16 0
-  %assign kt_e 0
-  %rep 16
-    %assign kt_j 16 + kt_e
-    vpandd xmm5, xmm%[kt_j], [rel low_nibble]{1to4}
-    vpmovzxbd zmm6, xmm5
-    vmovdqa64 [rsp + KT_SC + 64 * kt_e], zmm6
-    %assign kt_e kt_e + 1
-  %endrep
+  KTZ_SC_TABLE zx, low_nibble
   %assign kt_e 0
   %rep 8
     %assign kt_j 16 + 2 * kt_e
     %assign kt_j1 kt_j + 1
-    KTZ_PAIR_WORDS kt_j, kt_j1, 5, 6
+    KTZ_PAIR_WORDS zx, kt_j, kt_j1, 5, 6
     vpsrlw zmm5, zmm5, 4                           ; the min nibbles
     vmovdqa64 [rsp + KT_PAIR + 64 * kt_e], zmm5
     %assign kt_e kt_e + 1
@@ -480,7 +481,7 @@
   %rep 8
     %assign kt_j 2 * kt_e
     %assign kt_j1 kt_j + 1
-    KTZ_PAIR_WORDS kt_j, kt_j1, 20, 21             ; (B(4), B(5) are no longer needed)
+    KTZ_PAIR_WORDS zx, kt_j, kt_j1, 20, 21             ; (B(4), B(5) are no longer needed)
     vpsubw zmm20, zmm20, zmm18
     vmovdqa64 [rsp + KT_PAIR + 64 * kt_e], zmm20
     %assign kt_e kt_e + 1

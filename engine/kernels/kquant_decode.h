@@ -1,6 +1,6 @@
 // The K-quant decode kernels (asm/kquant_decode_avx2.asm, asm/kquant_decode_avx512vnni.asm):
-// row-major Q4_K / Q5_K / Q6_K / IQ4_XS (and, in AVX-512 VNNI, Q2_K / Q3_K) matvecs that pass over
-// four rows at a time, sharing each
+// row-major Q4_K / Q5_K / Q6_K / IQ4_XS / Q2_K / Q3_K matvecs that pass over four rows at a time,
+// sharing each
 // block's activation-side work and reducing the four rows' scales, mins and sums together.
 // Contract and twins as the row-at-a-time kernels of kquants.h (matvec_q4_k_ref, matvec_q5_k_ref,
 // matvec_q6_k_ref, matvec_iq4_xs_ref):
@@ -37,6 +37,10 @@ void magnetar_matvec_q6_k_r4_avx512vnni(const void* w, const magnetar::quant::Ac
 void magnetar_matvec_iq4_xs_r4_avx512vnni(const void* w, const magnetar::quant::ActBlockK* x, float* y,
                                           int64_t rows, int64_t cols);
 // Q2_K / Q3_K (twins matvec_q2_k_ref, matvec_q3_k_ref, kquant_low.h)
+void magnetar_matvec_q2_k_r4_avx2(const void* w, const magnetar::quant::ActBlockK* x, float* y, int64_t rows,
+                                  int64_t cols);
+void magnetar_matvec_q3_k_r4_avx2(const void* w, const magnetar::quant::ActBlockK* x, float* y, int64_t rows,
+                                  int64_t cols);
 void magnetar_matvec_q2_k_r4_avx512vnni(const void* w, const magnetar::quant::ActBlockK* x, float* y, int64_t rows,
                                         int64_t cols);
 void magnetar_matvec_q3_k_r4_avx512vnni(const void* w, const magnetar::quant::ActBlockK* x, float* y, int64_t rows,

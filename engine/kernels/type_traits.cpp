@@ -276,10 +276,10 @@ const TypeTraits kTraits[format::kDTypeCount] = {
      int8_kernels<quantize_act_ref, matvec_q4_0_ref, matmul_q4_0_ref, matmul_q4_0_x16_ref, DType::Q4_0>(),
      MAGNETAR_INT8_ASM(avx2, DType::Q4_0, q4_0), MAGNETAR_INT8_ASM(avx512vnni, DType::Q4_0, q4_0)},
     dequantizing<dequantize_row_q2_k, DType::Q2_K>(quantize_row_q2_k,
-                                                   MAGNETAR_KQUANT_TRANSPOSED_ASM(magnetar_matvec_q2_k_avx2, magnetar_matmul_q2_k_tile_avx2, DType::Q2_K),
+                                                   MAGNETAR_KQUANT_TRANSPOSED_ASM(magnetar_matvec_q2_k_r4_avx2, magnetar_matmul_q2_k_tile_avx2, DType::Q2_K),
                                                    MAGNETAR_KQUANT_TRANSPOSED_ASM(magnetar_matvec_q2_k_r4_avx512vnni, magnetar_matmul_q2_k_tile_avx512vnni, DType::Q2_K)),
     dequantizing<dequantize_row_q3_k, DType::Q3_K>(quantize_row_q3_k,
-                                                   MAGNETAR_KQUANT_TRANSPOSED_ASM(magnetar_matvec_q3_k_avx2, magnetar_matmul_q3_k_tile_avx2, DType::Q3_K),
+                                                   MAGNETAR_KQUANT_TRANSPOSED_ASM(magnetar_matvec_q3_k_r4_avx2, magnetar_matmul_q3_k_tile_avx2, DType::Q3_K),
                                                    MAGNETAR_KQUANT_TRANSPOSED_ASM(magnetar_matvec_q3_k_r4_avx512vnni, magnetar_matmul_q3_k_tile_avx512vnni, DType::Q3_K)),
     dequantizing<dequantize_row_q4_k, DType::Q4_K>(
         quantize_row_q4_k,

@@ -85,9 +85,8 @@ void kernel_table(int reps, const std::string& only) {
       {"q5_k", {DType::Q5_K, {0, 2}}, {magnetar_matvec_q5_k_avx2, magnetar_matvec_q5_k_r4_avx2, magnetar_matvec_q5_k_r4_avx512vnni}},
       {"q6_k", {DType::Q6_K, {208}}, {magnetar_matvec_q6_k_avx2, magnetar_matvec_q6_k_r4_avx2, magnetar_matvec_q6_k_r4_avx512vnni}},
       {"iq4_xs", {DType::IQ4_XS, {0}}, {magnetar_matvec_iq4_xs_avx2, magnetar_matvec_iq4_xs_r4_avx2, magnetar_matvec_iq4_xs_r4_avx512vnni}},
-      // no four-row AVX2 kernel: the r4 columns read 0
-      {"q3_k", {DType::Q3_K, {108}}, {magnetar_matvec_q3_k_avx2, nullptr, magnetar_matvec_q3_k_r4_avx512vnni}},
-      {"q2_k", {DType::Q2_K, {80, 82}}, {magnetar_matvec_q2_k_avx2, nullptr, magnetar_matvec_q2_k_r4_avx512vnni}}};
+      {"q3_k", {DType::Q3_K, {108}}, {magnetar_matvec_q3_k_avx2, magnetar_matvec_q3_k_r4_avx2, magnetar_matvec_q3_k_r4_avx512vnni}},
+      {"q2_k", {DType::Q2_K, {80, 82}}, {magnetar_matvec_q2_k_avx2, magnetar_matvec_q2_k_r4_avx2, magnetar_matvec_q2_k_r4_avx512vnni}}};
   const bool vnni = magnetar::kernels::asm_table_named("avx512vnni", 0) != nullptr;
   const int variants = vnni ? 3 : 2;
   std::printf("K-quant decode kernels, 1 thread, medians of %d: GB/s of weights per CPU second\n", reps);
@@ -121,7 +120,6 @@ void kernel_table(int reps, const std::string& only) {
       const int calls = int(std::max<int64_t>(1, (256 << 20) / (small_rows * row_bytes)));
       for (int r = 0; r < reps; ++r) {
         for (int v = 0; v < variants; ++v) {
-          if (k.fn[v] == nullptr) continue;
           double t0 = cpu_now();
           for (int c = 0; c < calls; ++c) k.fn[v](w.data(), xq.data(), y.data(), small_rows, cols);
           cached[v].push_back(cpu_gbs(double(small_rows * row_bytes) * calls, t0));
@@ -137,7 +135,7 @@ void kernel_table(int reps, const std::string& only) {
         probe.push_back(cpu_gbs(double(probe_count * 8), t1));
       }
       const double ceiling = median(probe);
-      const auto at = [&](std::vector<double>* v, int i) { return i < variants && !v[i].empty() ? median(v[i]) : 0.0; };
+      const auto at = [&](std::vector<double>* v, int i) { return i < variants ? median(v[i]) : 0.0; };
       std::printf("%-6s %6lld %9.2f %9.2f %9.2f %9.2f %9.2f %9.2f %8.2f %8.2f %6.1f%% %6.1f%% %6.1f%%\n", k.name,
                   (long long)cols, at(cached, 0), at(cached, 1), at(cached, 2), at(memory, 0), at(memory, 1),
                   at(memory, 2), median(read), ceiling, 100 * at(memory, 0) / ceiling, 100 * at(memory, 1) / ceiling,
@@ -170,17 +168,16 @@ void tile_table(int64_t rows, int64_t cols, int reps, const std::string& only) {
        magnetar_matmul_q6_k_tile_avx2, magnetar_matmul_q6_k_tile_avx512vnni},
       {"iq4_xs", {DType::IQ4_XS, {0}}, magnetar_matvec_iq4_xs_r4_avx2, magnetar_matmul_iq4_xs_avx2, nullptr,
        magnetar_matmul_iq4_xs_tile_avx512vnni},
-      {"q3_k", {DType::Q3_K, {108}}, magnetar_matvec_q3_k_avx2, nullptr, magnetar_matmul_q3_k_tile_avx2,
+      {"q3_k", {DType::Q3_K, {108}}, magnetar_matvec_q3_k_r4_avx2, nullptr, magnetar_matmul_q3_k_tile_avx2,
        magnetar_matmul_q3_k_tile_avx512vnni},
-      {"q2_k", {DType::Q2_K, {80, 82}}, magnetar_matvec_q2_k_avx2, nullptr, magnetar_matmul_q2_k_tile_avx2,
+      {"q2_k", {DType::Q2_K, {80, 82}}, magnetar_matvec_q2_k_r4_avx2, nullptr, magnetar_matmul_q2_k_tile_avx2,
        magnetar_matmul_q2_k_tile_avx512vnni}};
   const int64_t token_counts[] = {4, 8, 16, 32, 64};
   constexpr int64_t kMaxTokens = 64;
   std::printf("K-quant prefill kernels, %lld x %lld, 1 thread, best of %d: GMAC/s\n",
               (long long)rows, (long long)cols, reps);
   const bool vnni = magnetar::kernels::asm_table_named("avx512vnni", 0) != nullptr;
-  std::printf("(matvec = the four-row AVX2 decode kernel per token (q3_k, q2_k: the row-at-a-time one), 1x8 = "
-              "kquant_matmul_avx2.asm,\n 8xT = "
+  std::printf("(matvec = the four-row AVX2 decode kernel per token, 1x8 = kquant_matmul_avx2.asm (not for q3_k, q2_k),\n 8xT = "
               "kquant_tile_avx2.asm,\n 8xT vnni = kquant_tile_avx512vnni.asm, q4_0 x16 = quant_x16_avx2.asm, "
               "q4_0 vnni = quant_x16_avx512vnni.asm%s)\n",
               vnni ? "" : "; no VNNI on this CPU: 0");

@@ -43,6 +43,8 @@ std::vector<DecodeCase> cases() {
       {DType::Q5_K, Isa::Avx2, matvec_q5_k_ref, magnetar_matvec_q5_k_r4_avx2, 176, {0, 2}},
       {DType::Q6_K, Isa::Avx2, matvec_q6_k_ref, magnetar_matvec_q6_k_r4_avx2, 210, {208}},
       {DType::IQ4_XS, Isa::Avx2, matvec_iq4_xs_ref, magnetar_matvec_iq4_xs_r4_avx2, 136, {0}},
+      {DType::Q2_K, Isa::Avx2, matvec_q2_k_ref, magnetar_matvec_q2_k_r4_avx2, 84, {80, 82}},
+      {DType::Q3_K, Isa::Avx2, matvec_q3_k_ref, magnetar_matvec_q3_k_r4_avx2, 110, {108}},
       {DType::Q4_K, Isa::Avx512Vnni, matvec_q4_k_ref, magnetar_matvec_q4_k_r4_avx512vnni, 144, {0, 2}},
       {DType::Q5_K, Isa::Avx512Vnni, matvec_q5_k_ref, magnetar_matvec_q5_k_r4_avx512vnni, 176, {0, 2}},
       {DType::Q6_K, Isa::Avx512Vnni, matvec_q6_k_ref, magnetar_matvec_q6_k_r4_avx512vnni, 210, {208}},
