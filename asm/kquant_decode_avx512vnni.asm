@@ -411,9 +411,6 @@ q3v_bit_%[s]: BIT_BY_HALF s, 4 + s
   KV_FOLD
 %endmacro
 
-%macro Q2V_NO_HIGH_BIT 1
-%endmacro
-
 ; zmm0 += 4 where the value's hmask bit (zmm7: the row's hmask in both halves) is set
 %macro Q3V_HIGH_BIT 1
   vptestmb k1, zmm7, [rel q3v_bit_%1]
@@ -456,7 +453,7 @@ q3v_bit_%[s]: BIT_BY_HALF s, 4 + s
   %else
     vpmovzxbw ymm5, xmm%[%%src]
   %endif
-  Q23V_STEPS 16, Q2V_NO_HIGH_BIT
+  Q23V_STEPS 16, NO_HIGH_BIT
 %endmacro
 
 ; Q3_K's scratch: the four rows' 16 scale words (32 bytes a row), then their 4 (sc . bsums) lanes
