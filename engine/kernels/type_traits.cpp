@@ -207,11 +207,12 @@ void matmul_quantized_rows(const void* w, const Act* x, float* y, int64_t rows, 
   }
 }
 
-// A 256-value type's integer kernels on Q8_K-style activations (quantize_act_k_avx2).
-template <MatvecKFn Matvec, MatmulKFn Tile, DType T, bool kTiled>
+// A 256-value type's integer kernels on Q8_K-style activations (quantize_act_k_avx2), with a
+// row-major prefill tile.
+template <MatvecKFn Matvec, MatmulKFn Tile, DType T>
 constexpr TypeKernels k_quant_kernels() {
   return {ActFormat::Q8_K, quantize_as<ActBlockK, quantize_act_k_avx2>, decode_as<ActBlockK, Matvec>,
-          prefill_as<ActBlockK, matmul_quantized_rows<ActBlockK, kSuperBlock, Matvec, Tile, T, kTiled>>, nullptr};
+          prefill_as<ActBlockK, matmul_quantized_rows<ActBlockK, kSuperBlock, Matvec, Tile, T, true>>, nullptr};
 }
 // The transposed tiles (kquant_tile.h: 8 rows in AVX2, 16 in AVX-512 VNNI) from kKTransMinTokens
 // tokens, fewer as above (the matvec per token). The kernel transposes each group of rows once per
@@ -246,16 +247,14 @@ constexpr TypeKernels b32_kernels() {
   return {ActFormat::Q8_0, quantize_as<ActBlock, magnetar_quantize_act_avx2>, decode_as<ActBlock, Matvec>,
           prefill_as<ActBlock, matmul_quantized_rows<ActBlock, kBlock, Matvec, nullptr, T, false>>, nullptr};
 }
-// A type with an integer matvec kernel; with a prefill tile too; a 32-value type's.
-#define MAGNETAR_KQUANT_ASM(kernel, type) k_quant_kernels<kernel, nullptr, type, false>()
-#define MAGNETAR_KQUANT_TILED_ASM(kernel, tile, type) k_quant_kernels<kernel, tile, type, true>()
+// A type with an integer matvec kernel and a prefill tile (row-major or transposed); a 32-value type's.
+#define MAGNETAR_KQUANT_TILED_ASM(kernel, tile, type) k_quant_kernels<kernel, tile, type>()
 #define MAGNETAR_KQUANT_TRANSPOSED_ASM(kernel, tile, type) k_quant_transposed_kernels<kernel, tile, type>()
 #define MAGNETAR_B32_ASM(kernel, type) b32_kernels<kernel, type>()
 #define MAGNETAR_INT8_ASM(isa, type, lower)                                                                 \
   int8_kernels<magnetar_quantize_act_avx2, magnetar_matvec_##lower##_##isa, magnetar_matmul_##lower##_##isa, \
                magnetar_matmul_##lower##_x16_##isa, type>()
 #else
-#define MAGNETAR_KQUANT_ASM(kernel, type) TypeKernels{}
 #define MAGNETAR_KQUANT_TILED_ASM(kernel, tile, type) TypeKernels{}
 #define MAGNETAR_KQUANT_TRANSPOSED_ASM(kernel, tile, type) TypeKernels{}
 #define MAGNETAR_B32_ASM(kernel, type) TypeKernels{}
