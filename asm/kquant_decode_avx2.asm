@@ -1,5 +1,5 @@
-; K-quant decode (matrix-vector), AVX2 + FMA + F16C: Q4_K, Q5_K, Q6_K, IQ4_XS, Q2_K and Q3_K rows, four per
-; pass (asm/kquant_decode.inc), against Q8_K-style activations (ActBlockK). Same contract and twins
+; K-quant decode (matrix-vector), AVX2 + FMA + F16C: Q4_K, Q5_K, Q6_K, IQ4_XS, Q2_K and Q3_K rows,
+; four per pass (asm/kquant_decode.inc), against Q8_K-style activations (ActBlockK). Same contract and twins
 ; as the row-at-a-time kernels of asm/kquant_avx2.asm (matvec_q4_k_ref, matvec_q5_k_ref,
 ; matvec_q6_k_ref, matvec_iq4_xs_ref in engine/kernels/kquant_dot.cpp), bit for bit; what differs
 ; is the work around the exact integer lanes:
@@ -343,16 +343,11 @@ FUNCTION matvec_iq4_xs_r4_avx2, 5, KD_GPRS, 16
   D_PREP 108
 %endmacro
 
-; The row's 16 signed scales as words (ymm5); ymm4 = the -4 offset's lanes, 4 (sc . bsums),
-; subtracted at the end.
+; The row kernel's block body (ymm5 = the row's scale words, ymm4 = its -4 offset's lanes).
 %macro Q3_ROW 1
   KD_ROW_ADDR %1
-  Q3K_SCALE_WORDS KD_R + 96, 5
-  vpmaddwd ymm4, ymm5, [kd_act + ACTK_BSUMS]
-  vpslld ymm4, ymm4, 2
   vmovdqu ymm9, [KD_R]                            ; hmask
-  TWO_BIT_RUNS KD_R + 32, kd_act, 5, 7, 3, 6, 10, Q3_HIGH_BIT
-  vpsubd ymm6, ymm6, ymm4
+  Q3K_BLOCK_LANES KD_R, kd_act, 5, 7, 3, 6, 10, 4, Q3_HIGH_BIT
 %endmacro
 
 ; ------------------------------------------------------------------------------------------------

@@ -139,12 +139,8 @@ FUNCTION matvec_q2_k_avx2, 5, 8, 16
 %endmacro
 
 %macro Q3_K_BLOCK 0
-  Q3K_SCALE_WORDS g0 + 96, 10          ; signed scale words
-  vpmaddwd ymm3, ymm10, [g5 + ACTK_BSUMS]
-  vpslld ymm3, ymm3, 2                 ; 4 (sc . bsums) per lane pair of sub-blocks
   vmovdqu ymm13, [g0]                  ; hmask
-  TWO_BIT_RUNS g0 + 32, g5, 10, 11, 12, 7, 14, Q3_HIGH_BIT
-  vpsubd ymm7, ymm7, ymm3
+  Q3K_BLOCK_LANES g0, g5, 10, 11, 12, 7, 14, 3, Q3_HIGH_BIT
 %endmacro
 
 FUNCTION matvec_q3_k_avx2, 5, 8, 16

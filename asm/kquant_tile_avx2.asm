@@ -1,5 +1,5 @@
-; K-quant prefill on a transposed 8-row tile, AVX2 + FMA + F16C: Q4_K, Q5_K, Q6_K, Q2_K, Q3_K on GGUF's
-; row-major blocks (any alignment). Contract and twins: engine/kernels/kquant_tile.h; the
+; K-quant prefill on a transposed 8-row tile, AVX2 + FMA + F16C: Q4_K, Q5_K, Q6_K, Q2_K, Q3_K on
+; GGUF's row-major blocks (any alignment). Contract and twins: engine/kernels/kquant_tile.h; the
 ; skeleton, tile layout and numerics: asm/kquant_tile.inc; the types' UNPACKs and int16 bounds:
 ; asm/kquant_tile_unpack.inc. The passes are the skeleton's KT_PASS (YMM, 8 rows per register).
 

@@ -415,7 +415,7 @@
 %endmacro
 
 ; ---- Q2_K / Q3_K -------------------------------------------------------------------------------
-; The runs are asm/kquant_tile_unpack.inc's (Q23_RUNS); here the 16 rows' scales. Sub-blocks are
+; The runs are asm/kquant_tile_unpack.inc's (Q2K_RUNS, Q3K_RUNS); here the 16 rows' scales. Sub-blocks are
 ; 16 values (4 k-steps per scale entry). Q2_K: the scale nibbles -> KT_SC, the min nibbles ->
 ; KT_PAIR (mins 2i, 2i + 1 weigh bsums 2i, 2i + 1), d / dmin -> KT_D / KT_DMIN (fix 1: the mins
 ; term). Q3_K: the signed scales (6 bits - 32) -> KT_SC and KT_PAIR, the values q + 4h (0..7)
@@ -490,16 +490,12 @@
 
 %macro Q2KZ_UNPACK 0
   KTZ_Q2K_SCALES
-  %assign kt_q3 0
-  Q23_RUNS 16
+  Q2K_RUNS
 %endmacro
 
 %macro Q3KZ_UNPACK 0
   KTZ_Q3K_SCALES
-  KT_LOAD_ROWS 0                                   ; hmask -> KT_QH
-  KT_DWORD_TRANSPOSE KT_EMIT_QH
-  %assign kt_q3 1
-  Q23_RUNS 32
+  Q3K_RUNS
 %endmacro
 
 FUNCTION matmul_q4_k_tile_avx512vnni, 7, 15, 16

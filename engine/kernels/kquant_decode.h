@@ -1,7 +1,7 @@
 // The K-quant decode kernels (asm/kquant_decode_avx2.asm, asm/kquant_decode_avx512vnni.asm):
 // row-major Q4_K / Q5_K / Q6_K / IQ4_XS / Q2_K / Q3_K matvecs that pass over four rows at a time,
-// sharing each
-// block's activation-side work and reducing the four rows' scales, mins and sums together.
+// sharing each block's activation-side work and reducing the four rows' scales, mins and sums
+// together.
 // Contract and twins as the row-at-a-time kernels of kquants.h (matvec_q4_k_ref, matvec_q5_k_ref,
 // matvec_q6_k_ref, matvec_iq4_xs_ref):
 // y[r] = row r of w (GGUF blocks, any alignment) . x (ActBlockK), r < rows; cols % 256 == 0,

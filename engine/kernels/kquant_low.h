@@ -2,8 +2,8 @@
 // quantized like GGML's Q8_K (ActBlockK, kquants.h), and the 32-value types IQ4_NL, Q4_1, Q5_0
 // and Q5_1 against Q8_0-style activation blocks (ActBlock, quant.h). C++ twins (kquant_low_dot.cpp:
 // the fallback and the test oracle) and their asm (asm/kquant_low_avx2.asm), bit for bit equal.
-// Q2_K / Q3_K's twins are also the oracle of their four-row AVX-512 VNNI decode kernels
-// (kquant_decode.h) and their transposed prefill tiles (kquant_tile.h).
+// Q2_K / Q3_K's twins are also the oracle of their four-row decode kernels (kquant_decode.h), which
+// their type records run, and of their transposed prefill tiles (kquant_tile.h).
 //
 // Numerics (kquant_lanes.h), two contracts:
 //   Q2_K, Q3_K: kquants.h's block contract: per super-block one exact int32 S_b,

@@ -247,7 +247,8 @@ constexpr TypeKernels b32_kernels() {
   return {ActFormat::Q8_0, quantize_as<ActBlock, magnetar_quantize_act_avx2>, decode_as<ActBlock, Matvec>,
           prefill_as<ActBlock, matmul_quantized_rows<ActBlock, kBlock, Matvec, nullptr, T, false>>, nullptr};
 }
-// A type with an integer matvec kernel and a prefill tile (row-major or transposed); a 32-value type's.
+// A type's integer matvec kernel with a row-major prefill tile, or with a transposed one; a
+// 32-value type's.
 #define MAGNETAR_KQUANT_TILED_ASM(kernel, tile, type) k_quant_kernels<kernel, tile, type>()
 #define MAGNETAR_KQUANT_TRANSPOSED_ASM(kernel, tile, type) k_quant_transposed_kernels<kernel, tile, type>()
 #define MAGNETAR_B32_ASM(kernel, type) b32_kernels<kernel, type>()
@@ -274,12 +275,14 @@ const TypeTraits kTraits[format::kDTypeCount] = {
     {DType::Q4_0, dequantize_q4_0, quantize_q4_0,
      int8_kernels<quantize_act_ref, matvec_q4_0_ref, matmul_q4_0_ref, matmul_q4_0_x16_ref, DType::Q4_0>(),
      MAGNETAR_INT8_ASM(avx2, DType::Q4_0, q4_0), MAGNETAR_INT8_ASM(avx512vnni, DType::Q4_0, q4_0)},
-    dequantizing<dequantize_row_q2_k, DType::Q2_K>(quantize_row_q2_k,
-                                                   MAGNETAR_KQUANT_TRANSPOSED_ASM(magnetar_matvec_q2_k_r4_avx2, magnetar_matmul_q2_k_tile_avx2, DType::Q2_K),
-                                                   MAGNETAR_KQUANT_TRANSPOSED_ASM(magnetar_matvec_q2_k_r4_avx512vnni, magnetar_matmul_q2_k_tile_avx512vnni, DType::Q2_K)),
-    dequantizing<dequantize_row_q3_k, DType::Q3_K>(quantize_row_q3_k,
-                                                   MAGNETAR_KQUANT_TRANSPOSED_ASM(magnetar_matvec_q3_k_r4_avx2, magnetar_matmul_q3_k_tile_avx2, DType::Q3_K),
-                                                   MAGNETAR_KQUANT_TRANSPOSED_ASM(magnetar_matvec_q3_k_r4_avx512vnni, magnetar_matmul_q3_k_tile_avx512vnni, DType::Q3_K)),
+    dequantizing<dequantize_row_q2_k, DType::Q2_K>(
+        quantize_row_q2_k,
+        MAGNETAR_KQUANT_TRANSPOSED_ASM(magnetar_matvec_q2_k_r4_avx2, magnetar_matmul_q2_k_tile_avx2, DType::Q2_K),
+        MAGNETAR_KQUANT_TRANSPOSED_ASM(magnetar_matvec_q2_k_r4_avx512vnni, magnetar_matmul_q2_k_tile_avx512vnni, DType::Q2_K)),
+    dequantizing<dequantize_row_q3_k, DType::Q3_K>(
+        quantize_row_q3_k,
+        MAGNETAR_KQUANT_TRANSPOSED_ASM(magnetar_matvec_q3_k_r4_avx2, magnetar_matmul_q3_k_tile_avx2, DType::Q3_K),
+        MAGNETAR_KQUANT_TRANSPOSED_ASM(magnetar_matvec_q3_k_r4_avx512vnni, magnetar_matmul_q3_k_tile_avx512vnni, DType::Q3_K)),
     dequantizing<dequantize_row_q4_k, DType::Q4_K>(
         quantize_row_q4_k,
         MAGNETAR_KQUANT_TRANSPOSED_ASM(magnetar_matvec_q4_k_r4_avx2, magnetar_matmul_q4_k_tile_avx2, DType::Q4_K),
