@@ -123,45 +123,49 @@ FUNCTION matvec_q5_k_r4_avx2, 5, KD_GPRS, 16
 
 %macro Q6K_ROW 1
   KD_ROW_ADDR %1
-  vmovdqu ymm2, [KD_R]                            ; the first half's ql and qh before the
-  vmovdqu ymm3, [KD_R + 32]                       ; scales at the block's end (the row's
-  vmovdqu ymm8, [KD_R + 128]                      ; reads go forward)
+  vmovdqu ymm2, [KD_R]                            ; the block's bytes in address order (a
+  vmovdqu ymm3, [KD_R + 32]                       ; row's reads go forward): ql of the two
+  vmovdqu ymm7, [KD_R + 64]                       ; halves, their qh, the scales
+  vmovdqu ymm15, [KD_R + 96]
+  vmovdqu ymm8, [KD_R + 128]
+  vmovdqu ymm4, [KD_R + 160]
   vpmovsxbw ymm5, [KD_R + 192]                    ; the 16 scales as words
-  vpmaddwd ymm4, ymm5, [kd_act + ACTK_BSUMS]
-  vpslld ymm4, ymm4, 5                            ; the -32 offset's lanes (subtracted below)
   %assign %%h 0
   %rep 2
     %if %%h == 0
       vinserti128 ymm9, ymm5, xmm5, 1             ; this half's 8 scale words in both lanes
+      %define %%ql0 ymm2
+      %define %%ql1 ymm3
+      %define %%qh ymm8
     %else
       vperm2i128 ymm9, ymm5, ymm5, 0x11
-      vmovdqu ymm2, [KD_R + 64]                   ; ql[0..31] of the half
-      vmovdqu ymm3, [KD_R + 96]                   ; ql[32..63]
-      vmovdqu ymm8, [KD_R + 160]                  ; qh
+      %define %%ql0 ymm7
+      %define %%ql1 ymm15
+      %define %%qh ymm4
     %endif
     %assign %%k 0
     %rep 4
       %if %%k == 0
-        vpsllw ymm1, ymm8, 4
+        vpsllw ymm1, %%qh, 4
         vpand ymm1, ymm1, ymm11
       %elif %%k == 1
-        vpsllw ymm1, ymm8, 2
+        vpsllw ymm1, %%qh, 2
         vpand ymm1, ymm1, ymm11
       %elif %%k == 2
-        vpand ymm1, ymm8, ymm11
+        vpand ymm1, %%qh, ymm11
       %else
-        vpsrlw ymm1, ymm8, 2
+        vpsrlw ymm1, %%qh, 2
         vpand ymm1, ymm1, ymm11
       %endif                                      ; high bits at 4..5
       %if %%k == 0
-        vpand ymm0, ymm2, ymm10
+        vpand ymm0, %%ql0, ymm10
       %elif %%k == 1
-        vpand ymm0, ymm3, ymm10
+        vpand ymm0, %%ql1, ymm10
       %elif %%k == 2
-        vpsrlw ymm0, ymm2, 4
+        vpsrlw ymm0, %%ql0, 4
         vpand ymm0, ymm0, ymm10
       %else
-        vpsrlw ymm0, ymm3, 4
+        vpsrlw ymm0, %%ql1, 4
         vpand ymm0, ymm0, ymm10
       %endif
       vpor ymm0, ymm0, ymm1                       ; q in 0..63
@@ -177,6 +181,8 @@ FUNCTION matvec_q5_k_r4_avx2, 5, KD_GPRS, 16
     %endrep
     %assign %%h %%h + 1
   %endrep
+  vpmaddwd ymm4, ymm5, [kd_act + ACTK_BSUMS]
+  vpslld ymm4, ymm4, 5                            ; the -32 offset's lanes
   vpsubd ymm6, ymm6, ymm4
 %endmacro
 
@@ -185,7 +191,7 @@ FUNCTION matvec_q5_k_r4_avx2, 5, KD_GPRS, 16
 ;                                   int64_t cols)                  cols % 256 == 0, cols > 0
 ; ------------------------------------------------------------------------------------------------
 FUNCTION matvec_q6_k_r4_avx2, 5, KD_GPRS, 16
-  KDECODE_MATVEC 210, Q6K_SETUP, Q6K_PREP, Q6K_ROW, 0, 0
+  KDECODE_MATVEC 210, Q6K_SETUP, KD_NO_PREP, Q6K_ROW, 0, 0, Q6K_PREP
 
 ; ---- IQ4_XS -----------------------------------------------------------------------------------
 ; Block: d (f16), scales_h (u16), scales_l[4], qs[128] (136 bytes). Sub-block j's 32 values are
