@@ -1,6 +1,6 @@
 ; K-quant decode (matrix-vector), AVX2 + FMA + F16C: Q4_K, Q5_K, Q6_K, IQ4_XS, Q2_K and Q3_K rows,
-; four per pass (asm/kquant_decode.inc), against Q8_K-style activations (ActBlockK). Same contract and twins
-; as the row-at-a-time kernels of asm/kquant_avx2.asm (matvec_q4_k_ref, matvec_q5_k_ref,
+; four per pass (asm/kquant_decode.inc), against Q8_K-style activations (ActBlockK). Same contract
+; and twins as the row-at-a-time kernels of asm/kquant_avx2.asm (matvec_q4_k_ref, matvec_q5_k_ref,
 ; matvec_q6_k_ref, matvec_iq4_xs_ref in engine/kernels/kquant_dot.cpp), bit for bit; what differs
 ; is the work around the exact integer lanes:
 ;   Q4_K / Q5_K: the 6-bit scales and mins of two rows are unpacked at once in one YMM (one row

@@ -415,11 +415,11 @@
 %endmacro
 
 ; ---- Q2_K / Q3_K -------------------------------------------------------------------------------
-; The runs are asm/kquant_tile_unpack.inc's (Q2K_RUNS, Q3K_RUNS); here the 16 rows' scales. Sub-blocks are
-; 16 values (4 k-steps per scale entry). Q2_K: the scale nibbles -> KT_SC, the min nibbles ->
-; KT_PAIR (mins 2i, 2i + 1 weigh bsums 2i, 2i + 1), d / dmin -> KT_D / KT_DMIN (fix 1: the mins
-; term). Q3_K: the signed scales (6 bits - 32) -> KT_SC and KT_PAIR, the values q + 4h (0..7)
-; unsigned and 4 (sc . bsums) off S (fix 4), as the AVX2 kernel.
+; The runs are asm/kquant_tile_unpack.inc's (Q2K_RUNS, Q3K_RUNS); here the 16 rows' scales.
+; Sub-blocks are 16 values (4 k-steps per scale entry). Q2_K: the scale nibbles -> KT_SC, the min
+; nibbles -> KT_PAIR (mins 2i, 2i + 1 weigh bsums 2i, 2i + 1), d / dmin -> KT_D / KT_DMIN (fix 1:
+; the mins term). Q3_K: the signed scales (6 bits - 32) -> KT_SC and KT_PAIR, the values q + 4h
+; (0..7) unsigned and 4 (sc . bsums) off S (fix 4), as the AVX2 kernel.
 
 ; KTZ_Q2K_SCALES: B(j) = scale byte j of the 16 rows; sc = low nibble -> KT_SC, (m_2i, m_2i+1)
 ; words -> KT_PAIR, d, dmin -> KT_D, KT_DMIN.

@@ -1,10 +1,10 @@
 // K-quant prefill on a transposed tile (asm/kquant_tile_avx2.asm: 8 rows,
 // asm/kquant_tile_avx512vnni.asm: 16 rows; skeleton asm/kquant_tile.inc): Q4_K, Q5_K, Q6_K, Q2_K
 // and Q3_K (and, in AVX-512 VNNI, IQ4_XS) rows as GGUF stores them, against many Q8_K-quantized
-// tokens. The kernel transposes a group of rows x one super-block into a stack tile (the rows in a register's
-// dword lanes) and passes every token of the call over it, so each 32 products cost about one
-// multiply-add instruction instead of the 1 x 8 tile's two (asm/kquant_matmul_avx2.asm), and each
-// 64 one `vpdpbusd` in the 16-row tile.
+// tokens. The kernel transposes a group of rows x one super-block into a stack tile (the rows in a
+// register's dword lanes) and passes every token of the call over it, so each 32 products cost
+// about one multiply-add instruction instead of the 1 x 8 tile's two (asm/kquant_matmul_avx2.asm),
+// and each 64 one `vpdpbusd` in the 16-row tile.
 #pragma once
 #include <cstdint>
 

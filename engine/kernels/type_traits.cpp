@@ -247,20 +247,30 @@ constexpr TypeKernels b32_kernels() {
   return {ActFormat::Q8_0, quantize_as<ActBlock, magnetar_quantize_act_avx2>, decode_as<ActBlock, Matvec>,
           prefill_as<ActBlock, matmul_quantized_rows<ActBlock, kBlock, Matvec, nullptr, T, false>>, nullptr};
 }
-// A type's integer matvec kernel with a row-major prefill tile, or with a transposed one; a
-// 32-value type's.
+// A type's integer matvec kernel with a row-major prefill tile; an ISA's four-row matvec
+// (magnetar_matvec_<lower>_r4_<isa>) with its transposed tile (magnetar_matmul_<lower>_tile_<isa>);
+// a 32-value type's.
 #define MAGNETAR_KQUANT_TILED_ASM(kernel, tile, type) k_quant_kernels<kernel, tile, type>()
-#define MAGNETAR_KQUANT_TRANSPOSED_ASM(kernel, tile, type) k_quant_transposed_kernels<kernel, tile, type>()
+#define MAGNETAR_KQUANT_TRANSPOSED_ASM(isa, type, lower) \
+  k_quant_transposed_kernels<magnetar_matvec_##lower##_r4_##isa, magnetar_matmul_##lower##_tile_##isa, type>()
 #define MAGNETAR_B32_ASM(kernel, type) b32_kernels<kernel, type>()
 #define MAGNETAR_INT8_ASM(isa, type, lower)                                                                 \
   int8_kernels<magnetar_quantize_act_avx2, magnetar_matvec_##lower##_##isa, magnetar_matmul_##lower##_##isa, \
                magnetar_matmul_##lower##_x16_##isa, type>()
 #else
 #define MAGNETAR_KQUANT_TILED_ASM(kernel, tile, type) TypeKernels{}
-#define MAGNETAR_KQUANT_TRANSPOSED_ASM(kernel, tile, type) TypeKernels{}
+#define MAGNETAR_KQUANT_TRANSPOSED_ASM(isa, type, lower) TypeKernels{}
 #define MAGNETAR_B32_ASM(kernel, type) TypeKernels{}
 #define MAGNETAR_INT8_ASM(isa, type, lower) TypeKernels{}
 #endif
+
+// The record of a 256-value type with four-row decode kernels and transposed prefill tiles in
+// both ISAs (Q2_K..Q6_K): kquants.h's / kquant_low.h's dequantizer and quantizer, the kernels by
+// name.
+#define MAGNETAR_TRANSPOSED_K_RECORD(TYPE, lower)                                           \
+  dequantizing<dequantize_row_##lower, DType::TYPE>(                                        \
+      quantize_row_##lower, MAGNETAR_KQUANT_TRANSPOSED_ASM(avx2, DType::TYPE, lower),       \
+      MAGNETAR_KQUANT_TRANSPOSED_ASM(avx512vnni, DType::TYPE, lower))
 
 using F32Entry = kernels::FloatEntry<float, kernels::ref::matvec_f32, kernels::ref::matmul_f32>;
 using F16Entry = kernels::FloatEntry<uint16_t, kernels::ref::matvec_f16, kernels::ref::matmul_f16>;
@@ -275,32 +285,17 @@ const TypeTraits kTraits[format::kDTypeCount] = {
     {DType::Q4_0, dequantize_q4_0, quantize_q4_0,
      int8_kernels<quantize_act_ref, matvec_q4_0_ref, matmul_q4_0_ref, matmul_q4_0_x16_ref, DType::Q4_0>(),
      MAGNETAR_INT8_ASM(avx2, DType::Q4_0, q4_0), MAGNETAR_INT8_ASM(avx512vnni, DType::Q4_0, q4_0)},
-    dequantizing<dequantize_row_q2_k, DType::Q2_K>(
-        quantize_row_q2_k,
-        MAGNETAR_KQUANT_TRANSPOSED_ASM(magnetar_matvec_q2_k_r4_avx2, magnetar_matmul_q2_k_tile_avx2, DType::Q2_K),
-        MAGNETAR_KQUANT_TRANSPOSED_ASM(magnetar_matvec_q2_k_r4_avx512vnni, magnetar_matmul_q2_k_tile_avx512vnni, DType::Q2_K)),
-    dequantizing<dequantize_row_q3_k, DType::Q3_K>(
-        quantize_row_q3_k,
-        MAGNETAR_KQUANT_TRANSPOSED_ASM(magnetar_matvec_q3_k_r4_avx2, magnetar_matmul_q3_k_tile_avx2, DType::Q3_K),
-        MAGNETAR_KQUANT_TRANSPOSED_ASM(magnetar_matvec_q3_k_r4_avx512vnni, magnetar_matmul_q3_k_tile_avx512vnni, DType::Q3_K)),
-    dequantizing<dequantize_row_q4_k, DType::Q4_K>(
-        quantize_row_q4_k,
-        MAGNETAR_KQUANT_TRANSPOSED_ASM(magnetar_matvec_q4_k_r4_avx2, magnetar_matmul_q4_k_tile_avx2, DType::Q4_K),
-        MAGNETAR_KQUANT_TRANSPOSED_ASM(magnetar_matvec_q4_k_r4_avx512vnni, magnetar_matmul_q4_k_tile_avx512vnni, DType::Q4_K)),
-    dequantizing<dequantize_row_q5_k, DType::Q5_K>(
-        quantize_row_q5_k,
-        MAGNETAR_KQUANT_TRANSPOSED_ASM(magnetar_matvec_q5_k_r4_avx2, magnetar_matmul_q5_k_tile_avx2, DType::Q5_K),
-        MAGNETAR_KQUANT_TRANSPOSED_ASM(magnetar_matvec_q5_k_r4_avx512vnni, magnetar_matmul_q5_k_tile_avx512vnni, DType::Q5_K)),
-    dequantizing<dequantize_row_q6_k, DType::Q6_K>(
-        quantize_row_q6_k,
-        MAGNETAR_KQUANT_TRANSPOSED_ASM(magnetar_matvec_q6_k_r4_avx2, magnetar_matmul_q6_k_tile_avx2, DType::Q6_K),
-        MAGNETAR_KQUANT_TRANSPOSED_ASM(magnetar_matvec_q6_k_r4_avx512vnni, magnetar_matmul_q6_k_tile_avx512vnni, DType::Q6_K)),
+    MAGNETAR_TRANSPOSED_K_RECORD(Q2_K, q2_k),
+    MAGNETAR_TRANSPOSED_K_RECORD(Q3_K, q3_k),
+    MAGNETAR_TRANSPOSED_K_RECORD(Q4_K, q4_k),
+    MAGNETAR_TRANSPOSED_K_RECORD(Q5_K, q5_k),
+    MAGNETAR_TRANSPOSED_K_RECORD(Q6_K, q6_k),
     dequantizing<dequantize_row_iq4_nl, DType::IQ4_NL>(quantize_row_iq4_nl,
                                                        MAGNETAR_B32_ASM(magnetar_matvec_iq4_nl_avx2, DType::IQ4_NL)),
     dequantizing<dequantize_row_iq4_xs, DType::IQ4_XS>(
         quantize_row_iq4_xs,
         MAGNETAR_KQUANT_TILED_ASM(magnetar_matvec_iq4_xs_r4_avx2, magnetar_matmul_iq4_xs_avx2, DType::IQ4_XS),
-        MAGNETAR_KQUANT_TRANSPOSED_ASM(magnetar_matvec_iq4_xs_r4_avx512vnni, magnetar_matmul_iq4_xs_tile_avx512vnni, DType::IQ4_XS)),
+        MAGNETAR_KQUANT_TRANSPOSED_ASM(avx512vnni, DType::IQ4_XS, iq4_xs)),
     dequantizing<dequantize_row_q4_1, DType::Q4_1>(quantize_row_q4_1,
                                                    MAGNETAR_B32_ASM(magnetar_matvec_q4_1_avx2, DType::Q4_1)),
     dequantizing<dequantize_row_q5_0, DType::Q5_0>(quantize_row_q5_0,
